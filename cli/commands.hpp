@@ -1,0 +1,36 @@
+// The subcommands of `ralp`. Each add_* function registers its subcommands on the app; parsing
+// stores the chosen subcommand's work in `action`, which main runs and whose result is the exit
+// status.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "ralp/core/layer_graph.hpp"
+
+namespace ralp::cli {
+
+using Action = std::function<int()>;
+
+// Exit statuses: success, a failure while running, bad input or usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+void add_model_commands(CLI::App& app, Action& action);
+void add_scenario_commands(CLI::App& app, Action& action);
+void add_profile_commands(CLI::App& app, Action& action);
+void add_simulate_command(CLI::App& app, Action& action);
+void add_calibrate_command(CLI::App& app, Action& action);
+void add_cluster_command(CLI::App& app, Action& action);
+
+// A zoo model name or a model file path; throws InputError for neither.
+LayerGraph resolve_model(const std::string& name_or_file);
+
+// Writes `text` to `path`, or to standard output for "-". Throws std::runtime_error naming the
+// path when it cannot be written.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace ralp::cli

@@ -1,0 +1,86 @@
+// `ralp scenario check` and `ralp profile list|show`.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "ralp/core/scenario.hpp"
+#include "text_table.hpp"
+
+namespace ralp::cli {
+
+void add_scenario_commands(CLI::App& app, Action& action) {
+  auto* scenario =
+      app.add_subcommand("scenario", "Validate scenario files")->require_subcommand(1);
+  struct CheckOptions {
+    std::vector<std::string> files;
+    bool json = false;
+  };
+  auto options = std::make_shared<CheckOptions>();
+  auto* check = scenario->add_subcommand(
+      "check", "Validate scenarios; print a summary, or the scenario with defaults filled in");
+  check->add_option("files", options->files, "Scenario files (JSON)")->required();
+  check->add_flag("--json", options->json, "Print each scenario with every default filled in");
+  check->callback([&action, options] {
+    action = [options] {
+      for (const auto& file : options->files) {
+        const Scenario s = load_scenario(file);
+        if (options->json) {
+          std::cout << scenario_to_json(s).dump(2) << '\n';
+          continue;
+        }
+        std::string strategies;
+        for (const auto& st : s.strategies) {
+          strategies += (strategies.empty() ? "" : ", ") + st.label;
+          if ((st.kind == StrategyKind::ralp || st.kind == StrategyKind::hybrid) && !st.cut) {
+            strategies += " (cut auto)";
+          }
+        }
+        std::cout << "ok: " << file << ": " << s.name << ": " << s.model.name() << ", "
+                  << s.workers << " workers x batch " << s.batch_per_worker << ", "
+                  << s.parameter_servers << " PS, " << s.worker_device.name << " workers, "
+                  << s.ps_device.name << " PS, " << to_string(s.platform.kind)
+                  << " platform; strategies: " << strategies << '\n';
+      }
+      return kExitOk;
+    };
+  });
+}
+
+void add_profile_commands(CLI::App& app, Action& action) {
+  auto* profile =
+      app.add_subcommand("profile", "List and show device profiles")->require_subcommand(1);
+  auto* list = profile->add_subcommand("list", "List the device profiles on the search path");
+  list->callback([&action] {
+    action = [] {
+      TextTable table({{"profile", TextTable::Align::left},
+                       {"kind", TextTable::Align::left},
+                       {"source", TextTable::Align::left},
+                       {"peak FP32"},
+                       {"memory"},
+                       {"measured shapes"},
+                       {"description", TextTable::Align::left}});
+      for (const auto& name : available_profiles()) {
+        const DeviceProfile p = load_device_profile(*find_profile(name));
+        table.add_row({name, std::string(to_string(p.kind)), std::string(to_string(p.source)),
+                       format_flops_rate(p.peak_flops),
+                       format_bytes(Bytes(p.memory_bandwidth.value())) + "/s",
+                       std::to_string(p.measured.size()), p.description});
+      }
+      table.print(std::cout);
+      return kExitOk;
+    };
+  });
+  auto name = std::make_shared<std::string>();
+  auto* show = profile->add_subcommand("show", "Print a profile as JSON, defaults filled in");
+  show->add_option("profile", *name, "Profile name or file")->required();
+  show->callback([&action, name] {
+    action = [name] {
+      const auto path = find_profile(*name);
+      const DeviceProfile p = path ? load_device_profile(*path) : load_device_profile(*name);
+      std::cout << device_profile_to_json(p).dump(2) << '\n';
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace ralp::cli

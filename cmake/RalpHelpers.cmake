@@ -1,0 +1,54 @@
+# One helper for a part's library and one for a test, so that every part is built the same way
+# and no part links a part that DESIGN.md's dependency table does not allow.
+
+# Which parts each part may link (DESIGN.md section 2).
+set(RALP_PARTS_ALLOWED_core "")
+set(RALP_PARTS_ALLOWED_kernels "core")
+set(RALP_PARTS_ALLOWED_calibrate "core;kernels")
+set(RALP_PARTS_ALLOWED_sim "core")
+set(RALP_PARTS_ALLOWED_placement "core;sim")
+set(RALP_PARTS_ALLOWED_cluster "core;kernels")
+
+set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
+
+# ralp_add_library(<part> SOURCES ... [PARTS <parts>] [PUBLIC_LIBS ...] [PRIVATE_LIBS ...])
+# Creates ralp_<part> with public headers in <part>/include. PARTS are other ralp parts it links;
+# a part outside the allowed list is a configuration error.
+function(ralp_add_library part)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PARTS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
+  if(NOT DEFINED RALP_PARTS_ALLOWED_${part})
+    message(FATAL_ERROR "ralp_add_library: '${part}' is not a part named in RalpHelpers.cmake")
+  endif()
+  foreach(dep IN LISTS ARG_PARTS)
+    if(NOT dep IN_LIST RALP_PARTS_ALLOWED_${part})
+      message(FATAL_ERROR "ralp_${part} may not depend on ralp_${dep} (allowed: "
+                          "'${RALP_PARTS_ALLOWED_${part}}'); see DESIGN.md section 2")
+    endif()
+  endforeach()
+  set(target ralp_${part})
+  add_library(${target} ${ARG_SOURCES})
+  add_library(ralp::${part} ALIAS ${target})
+  target_include_directories(${target} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${RALP_WARNINGS}>)
+  list(TRANSFORM ARG_PARTS PREPEND "ralp::" OUTPUT_VARIABLE part_targets)
+  target_link_libraries(${target} PUBLIC ${part_targets} ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
+endfunction()
+
+# ralp_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s])
+# A GoogleTest executable registered with CTest test by test. RALP_TEST_DATA_DIR points at tests/
+# and RALP_SOURCE_DIR at the repository root, so tests never depend on the working directory.
+function(ralp_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_compile_options(${name} PRIVATE ${RALP_WARNINGS})
+  target_compile_definitions(${name} PRIVATE
+    RALP_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests"
+    RALP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    RALP_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+endfunction()

@@ -1,0 +1,98 @@
+// Device profiles: a device's datasheet figures, and, for measured profiles, per-layer-shape
+// timings and a cost model fitted to them. Stored as JSON in calibrate/profiles/.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/json_input.hpp"
+#include "ralp/core/layer.hpp"
+#include "ralp/core/units.hpp"
+
+namespace ralp {
+
+enum class DeviceKind { cpu, gpu };
+enum class ProfileSource { datasheet, measured };
+
+std::string_view to_string(DeviceKind kind);
+std::string_view to_string(ProfileSource source);
+
+// Median times of one layer signature at one batch size on the profiled device.
+struct MeasuredLayer {
+  std::string signature;  // Layer::signature()
+  LayerKind kind = LayerKind::relu;
+  int64_t batch = 0;
+  Seconds forward;
+  Seconds backward_data;
+  Seconds backward_weight;
+  double spread = 0.0;  // (max - min) / median over the repetitions, largest of the passes
+  friend bool operator==(const MeasuredLayer&, const MeasuredLayer&) = default;
+};
+
+// Achieved rates of one layer kind, fitted to the measured layers of that kind.
+struct FittedRates {
+  FlopsPerSecond flops;
+  BytesPerSecond bytes;
+  friend bool operator==(const FittedRates&, const FittedRates&) = default;
+};
+
+// Measured end-to-end forward+backward of a whole model against the sum of its layers' times.
+struct EndToEndCheck {
+  std::string model;
+  int64_t batch = 0;
+  Seconds measured;
+  Seconds sum_of_layers;
+  friend bool operator==(const EndToEndCheck&, const EndToEndCheck&) = default;
+};
+
+struct DeviceProfile {
+  std::string name;         // "gtx1080ti", the key scenarios use
+  std::string description;  // "NVIDIA GeForce GTX 1080 Ti"
+  DeviceKind kind = DeviceKind::gpu;
+  ProfileSource source = ProfileSource::datasheet;
+  std::string origin;  // where the figures come from
+
+  // Datasheet figures; measured profiles keep them as the last fallback.
+  FlopsPerSecond peak_flops;
+  BytesPerSecond memory_bandwidth;
+  std::optional<BytesPerSecond> pcie_bandwidth;  // host-device copies; GPUs only
+  Seconds launch_overhead;                       // per kernel
+  // Fraction of peak a layer kind achieves; kinds not listed use default_efficiency.
+  std::map<LayerKind, double> compute_efficiency;
+  double default_efficiency = 0.5;
+  double memory_efficiency = 0.8;  // fraction of memory_bandwidth achieved
+  // PS-side costs: summing W gradient buffers and the SGD update, in bytes of gradient per second.
+  BytesPerSecond gradient_sum_rate;
+  BytesPerSecond update_rate;
+
+  // Measured profiles only.
+  std::vector<MeasuredLayer> measured;
+  std::map<LayerKind, FittedRates> fitted;
+  std::optional<Seconds> fitted_launch_overhead;
+  std::vector<EndToEndCheck> end_to_end;
+  std::map<std::string, std::string> provenance;  // device, driver, libraries, threads, date, load
+
+  friend bool operator==(const DeviceProfile&, const DeviceProfile&) = default;
+};
+
+// Parses a profile object (a whole profile file, or an inline "worker_device" object in a
+// scenario). Throws InputError naming `file` and the JSON path under `path`.
+DeviceProfile parse_device_profile(const Json& value, const std::string& path,
+                                   const std::string& file);
+DeviceProfile load_device_profile(const std::filesystem::path& file);
+
+// The profile as JSON, in the format parse_device_profile reads back unchanged.
+Json device_profile_to_json(const DeviceProfile& profile);
+
+// Where named profiles are looked up, in order: $RALP_PROFILE_PATH (colon-separated folders),
+// then the project's calibrate/profiles/ folder.
+std::vector<std::filesystem::path> profile_search_path();
+// Finds "<name>.json" on the search path; nullopt when absent.
+std::optional<std::filesystem::path> find_profile(std::string_view name);
+// Names of every profile on the search path, sorted, without duplicates.
+std::vector<std::string> available_profiles();
+
+}  // namespace ralp

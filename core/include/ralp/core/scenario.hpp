@@ -1,0 +1,139 @@
+// Scenario files: the tool's main input. A model, a cluster (workers, parameter servers, devices,
+// network platform), the strategies to compare and how many steps to run. docs/scenario-format.md
+// documents every key; scenarios/ holds examples.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/device_profile.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/core/layer_graph.hpp"
+
+namespace ralp {
+
+enum class StrategyKind { ps, ralp, allreduce, hybrid };
+enum class ShardPlacement { round_robin, greedy };
+enum class HeadMode { per_worker, all_workers };
+// How ring all-reduce is simulated: one message per chunk and phase, or one flow per ring edge
+// carrying every phase's bytes (exact on homogeneous rings); auto picks the exact cheaper form
+// where it applies.
+enum class RingModel { automatic, message, coalesced };
+
+std::string_view to_string(StrategyKind kind);
+std::string_view to_string(ShardPlacement placement);
+std::string_view to_string(HeadMode mode);
+std::string_view to_string(RingModel model);
+
+struct StrategySpec {
+  StrategyKind kind = StrategyKind::ps;
+  std::string label;  // unique within the scenario; defaults to the kind ("ralp", "ralp@fc6")
+  // ralp and hybrid: the first head layer's name, or nullopt for "auto" (every valid cut tried).
+  std::optional<std::string> cut;
+  ShardPlacement sharding = ShardPlacement::round_robin;  // ps, ralp, hybrid
+  HeadMode head_mode = HeadMode::per_worker;              // ralp, hybrid
+  Bytes fusion_threshold = Bytes(64.0 * 1024 * 1024);     // allreduce, hybrid
+  Seconds cycle_time = Seconds(5e-3);                     // allreduce, hybrid
+  RingModel ring_model = RingModel::automatic;            // allreduce, hybrid
+  friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
+};
+
+struct LinkSpec {
+  BytesPerSecond bandwidth;
+  Seconds latency;
+  friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
+};
+
+enum class PlatformKind { star, racks, fat_tree, torus, dragonfly, file };
+std::string_view to_string(PlatformKind kind);
+
+struct PlatformSpec {
+  PlatformKind kind = PlatformKind::star;
+  LinkSpec nic;                       // every host's link (star, racks) or every link (others)
+  std::optional<LinkSpec> ps_nic;     // per-role overrides of nic (star, racks)
+  std::optional<LinkSpec> worker_nic;
+  std::optional<LinkSpec> backbone;   // star: a link every flow crosses
+  int64_t hosts_per_rack = 0;         // racks
+  std::optional<LinkSpec> rack_uplink;  // racks: each rack's link to the core
+  std::string topology;  // fat_tree, torus, dragonfly: SimGrid's topology string
+  std::filesystem::path file;  // file: a SimGrid platform XML
+  std::map<std::string, std::string> roles;  // file: "ps-0" / "worker-3" -> host name
+  friend bool operator==(const PlatformSpec&, const PlatformSpec&) = default;
+};
+
+enum class NetworkModelKind { tcp, ideal, factors };
+
+struct NetworkModelSpec {
+  NetworkModelKind kind = NetworkModelKind::tcp;
+  double latency_factor = 1.0;    // factors only
+  double bandwidth_factor = 1.0;  // factors only
+  friend bool operator==(const NetworkModelSpec&, const NetworkModelSpec&) = default;
+};
+
+enum class CompressionKind { none, fp16, int8, topk };
+
+struct CompressionSpec {
+  CompressionKind kind = CompressionKind::none;
+  double topk_ratio = 0.01;           // topk: fraction of values kept
+  std::optional<BytesPerSecond> encode_rate;  // bytes of gradient encoded (or decoded) per second
+  friend bool operator==(const CompressionSpec&, const CompressionSpec&) = default;
+};
+
+enum class StragglerKind { none, lognormal, bernoulli };
+
+// Per-worker, per-step compute slowdown factors, drawn from the scenario's seed.
+struct StragglerSpec {
+  StragglerKind kind = StragglerKind::none;
+  double sigma = 0.0;        // lognormal: factor = exp(sigma * N(0, 1)), at least 1
+  double probability = 0.0;  // bernoulli: chance that a worker is slow in a step
+  double slowdown = 1.0;     // bernoulli: the slow worker's factor
+  friend bool operator==(const StragglerSpec&, const StragglerSpec&) = default;
+};
+
+// Settings of the real-cluster mode (ralp cluster); the simulator ignores them.
+struct TrainingSpec {
+  double learning_rate = 0.01;
+  double momentum = 0.9;
+  Seconds step_timeout = Seconds(60.0);
+  int threads = 1;  // kernel threads per rank
+  friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
+};
+
+struct Scenario {
+  std::string file;  // where it was read from, for messages
+  std::string name;
+  std::string model_ref;  // zoo name or model file path, as written
+  LayerGraph model;
+  int64_t batch_per_worker = 0;
+  int64_t workers = 0;
+  int64_t parameter_servers = 0;
+  DeviceProfile worker_device;
+  DeviceProfile ps_device;
+  PlatformSpec platform;
+  NetworkModelSpec network_model;
+  std::vector<StrategySpec> strategies;
+  int64_t steps = 0;
+  int64_t warmup_steps = 0;
+  uint64_t seed = 0;
+  bool pcie_copies = true;  // host-device copies where a device is a GPU
+  CompressionSpec compression;
+  StragglerSpec stragglers;
+  TrainingSpec training;
+};
+
+// Reads and validates a scenario. Relative paths inside it (model and profile files, platform
+// files) are relative to the scenario's folder. Throws InputError naming the file, the JSON path
+// and the expectation of the first problem found.
+Scenario load_scenario(const std::filesystem::path& file);
+Scenario parse_scenario(const Json& value, const std::string& file,
+                        const std::filesystem::path& base_dir);
+
+// The scenario as JSON with every default filled in (profiles by name, models by reference), for
+// echoing in outputs.
+Json scenario_to_json(const Scenario& scenario);
+
+}  // namespace ralp

@@ -1,0 +1,58 @@
+// Cost-model selection and whole-model cost tables.
+#include "ralp/core/cost_model.hpp"
+
+#include "ralp/core/datasheet.hpp"
+#include "ralp/core/measured_profile.hpp"
+
+namespace ralp {
+
+std::string_view to_string(CostSource source) {
+  switch (source) {
+    case CostSource::measured:
+      return "measured";
+    case CostSource::fitted:
+      return "fitted";
+    case CostSource::datasheet:
+      return "datasheet";
+  }
+  return "unknown";
+}
+
+LayerKey make_layer_key(const Layer& layer, int64_t batch) {
+  return {layer.signature(), layer.kind(), batch, layer.work(batch)};
+}
+
+std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile) {
+  if (profile.source == ProfileSource::measured) {
+    return std::make_unique<MeasuredProfileModel>(profile);
+  }
+  return std::make_unique<Roofline>(make_datasheet_model(profile));
+}
+
+ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t batch) {
+  ModelCost out;
+  out.layers.reserve(graph.size());
+  for (const Layer& layer : graph.layers()) {
+    const LayerCost cost = model.estimate(make_layer_key(layer, batch));
+    out.forward += cost.forward;
+    out.backward += cost.backward();
+    const bool has_work = cost.forward.value() > 0.0 || cost.backward().value() > 0.0;
+    if (has_work) {
+      switch (cost.source) {
+        case CostSource::measured:
+          ++out.measured;
+          break;
+        case CostSource::fitted:
+          ++out.fitted;
+          break;
+        case CostSource::datasheet:
+          ++out.datasheet;
+          break;
+      }
+    }
+    out.layers.push_back(cost);
+  }
+  return out;
+}
+
+}  // namespace ralp

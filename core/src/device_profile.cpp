@@ -1,0 +1,250 @@
+// Reading, writing and finding device profiles.
+#include "ralp/core/device_profile.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <system_error>
+
+namespace ralp {
+namespace {
+
+// Summing W gradient buffers reads two arrays and writes one per byte of gradient; SGD with
+// momentum reads weights, gradient and velocity and writes weights and velocity.
+constexpr double kSumArraysPerGradientByte = 3.0;
+constexpr double kUpdateArraysPerGradientByte = 5.0;
+
+const std::vector<std::string> kDeviceKinds{"cpu", "gpu"};
+const std::vector<std::string> kSources{"datasheet", "measured"};
+
+std::vector<std::string> layer_kind_names() {
+  std::vector<std::string> out;
+  for (const LayerKind kind : all_layer_kinds()) out.emplace_back(to_string(kind));
+  return out;
+}
+
+void parse_efficiency(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("efficiency");
+  if (value == nullptr) return;
+  ObjectReader r(*value, parent.path_of("efficiency"), parent.file());
+  if (auto d = r.optional_number("default", 1e-6, 1.0)) profile.default_efficiency = *d;
+  if (auto m = r.optional_number("memory", 1e-6, 1.0)) profile.memory_efficiency = *m;
+  for (const LayerKind kind : all_layer_kinds()) {
+    if (auto e = r.optional_number(to_string(kind), 1e-6, 1.0)) {
+      profile.compute_efficiency[kind] = *e;
+    }
+  }
+  r.finish();
+}
+
+LayerKind parse_kind(ObjectReader& r, std::string_view key) {
+  return *layer_kind_from_string(r.choice(key, layer_kind_names()));
+}
+
+void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("measured");
+  if (value == nullptr) return;
+  ObjectReader r(*value, parent.path_of("measured"), parent.file());
+
+  if (const Json* prov = r.get("provenance")) {
+    ObjectReader p(*prov, r.path_of("provenance"), r.file());
+    for (const auto& [key, item] : prov->items()) {
+      if (item.is_string()) {
+        profile.provenance[key] = item.get<std::string>();
+      } else if (item.is_number() || item.is_boolean()) {
+        profile.provenance[key] = item.dump();
+      } else {
+        p.fail(key, "is " + describe_json(item) + ", expected a string or a number");
+      }
+    }
+  }
+  profile.fitted_launch_overhead = r.optional_seconds("launch_overhead");
+
+  if (const Json* fitted = r.get("fitted")) {
+    ObjectReader f(*fitted, r.path_of("fitted"), r.file());
+    for (const LayerKind kind : all_layer_kinds()) {
+      const Json* entry = f.get(to_string(kind));
+      if (entry == nullptr) continue;
+      ObjectReader e(*entry, f.path_of(to_string(kind)), f.file());
+      FittedRates rates;
+      e.require("flops", "a rate such as \"1TFLOPS\"");
+      rates.flops = *e.optional_flops_rate("flops");
+      rates.bytes = e.bandwidth("bytes");
+      e.finish();
+      profile.fitted[kind] = rates;
+    }
+    f.finish();
+  }
+
+  if (const Json* layers = r.get("layers")) {
+    if (!layers->is_array()) {
+      r.fail("layers", "is " + describe_json(*layers) + ", expected an array");
+    }
+    for (size_t i = 0; i < layers->size(); ++i) {
+      ObjectReader l((*layers)[i], json_path(r.path_of("layers"), i), r.file());
+      MeasuredLayer m;
+      m.signature = l.string("signature");
+      m.kind = parse_kind(l, "kind");
+      m.batch = l.integer("batch", 1, 1 << 20);
+      m.forward = l.seconds("forward");
+      m.backward_data = l.seconds("backward_data");
+      m.backward_weight = l.seconds("backward_weight");
+      m.spread = l.optional_number("spread", 0.0, 1e6).value_or(0.0);
+      l.finish();
+      profile.measured.push_back(std::move(m));
+    }
+  }
+
+  if (const Json* checks = r.get("end_to_end")) {
+    if (!checks->is_array()) {
+      r.fail("end_to_end", "is " + describe_json(*checks) + ", expected an array");
+    }
+    for (size_t i = 0; i < checks->size(); ++i) {
+      ObjectReader c((*checks)[i], json_path(r.path_of("end_to_end"), i), r.file());
+      EndToEndCheck check;
+      check.model = c.string("model");
+      check.batch = c.integer("batch", 1, 1 << 20);
+      check.measured = c.seconds("measured");
+      check.sum_of_layers = c.seconds("sum_of_layers");
+      c.finish();
+      profile.end_to_end.push_back(std::move(check));
+    }
+  }
+  r.finish();
+}
+
+}  // namespace
+
+std::string_view to_string(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "gpu"; }
+
+std::string_view to_string(ProfileSource source) {
+  return source == ProfileSource::datasheet ? "datasheet" : "measured";
+}
+
+DeviceProfile parse_device_profile(const Json& value, const std::string& path,
+                                   const std::string& file) {
+  ObjectReader r(value, path, file);
+  DeviceProfile p;
+  p.name = r.string("name");
+  p.description = r.optional_string("description").value_or(p.name);
+  p.kind = r.choice("kind", kDeviceKinds) == "cpu" ? DeviceKind::cpu : DeviceKind::gpu;
+  p.source = r.optional_choice("source", kSources).value_or("datasheet") == "measured"
+                 ? ProfileSource::measured
+                 : ProfileSource::datasheet;
+  p.origin = r.optional_string("origin").value_or("");
+  r.require("peak_flops", "a rate such as \"11.3TFLOPS\"");
+  p.peak_flops = *r.optional_flops_rate("peak_flops");
+  p.memory_bandwidth = r.bandwidth("memory_bandwidth");
+  p.pcie_bandwidth = r.optional_bandwidth("pcie_bandwidth");
+  p.launch_overhead = r.optional_seconds("launch_overhead").value_or(Seconds(0.0));
+  parse_efficiency(r, p);
+  const BytesPerSecond achieved = p.memory_bandwidth * p.memory_efficiency;
+  p.gradient_sum_rate =
+      r.optional_bandwidth("gradient_sum_rate").value_or(achieved / kSumArraysPerGradientByte);
+  p.update_rate =
+      r.optional_bandwidth("update_rate").value_or(achieved / kUpdateArraysPerGradientByte);
+  parse_measured(r, p);
+  if (p.source == ProfileSource::measured && p.measured.empty() && p.fitted.empty()) {
+    r.fail("measured", "is missing, expected the measurements of a profile whose source is "
+                       "\"measured\"");
+  }
+  r.finish();
+  return p;
+}
+
+DeviceProfile load_device_profile(const std::filesystem::path& file) {
+  return parse_device_profile(read_json_file(file), "", file.string());
+}
+
+Json device_profile_to_json(const DeviceProfile& p) {
+  Json j = Json::object();
+  j["name"] = p.name;
+  j["description"] = p.description;
+  j["kind"] = std::string(to_string(p.kind));
+  j["source"] = std::string(to_string(p.source));
+  j["origin"] = p.origin;
+  j["peak_flops"] = p.peak_flops.value();
+  j["memory_bandwidth"] = p.memory_bandwidth.value();
+  if (p.pcie_bandwidth) j["pcie_bandwidth"] = p.pcie_bandwidth->value();
+  j["launch_overhead"] = p.launch_overhead.value();
+  Json eff = Json::object();
+  eff["default"] = p.default_efficiency;
+  eff["memory"] = p.memory_efficiency;
+  for (const auto& [kind, e] : p.compute_efficiency) eff[std::string(to_string(kind))] = e;
+  j["efficiency"] = eff;
+  j["gradient_sum_rate"] = p.gradient_sum_rate.value();
+  j["update_rate"] = p.update_rate.value();
+
+  const bool has_measured = !p.measured.empty() || !p.fitted.empty() || !p.end_to_end.empty() ||
+                            !p.provenance.empty() || p.fitted_launch_overhead;
+  if (!has_measured) return j;
+  Json m = Json::object();
+  m["provenance"] = Json(p.provenance);
+  if (p.fitted_launch_overhead) m["launch_overhead"] = p.fitted_launch_overhead->value();
+  Json fitted = Json::object();
+  for (const auto& [kind, rates] : p.fitted) {
+    fitted[std::string(to_string(kind))] = {{"flops", rates.flops.value()},
+                                            {"bytes", rates.bytes.value()}};
+  }
+  m["fitted"] = fitted;
+  Json layers = Json::array();
+  for (const auto& l : p.measured) {
+    layers.push_back({{"signature", l.signature},
+                      {"kind", std::string(to_string(l.kind))},
+                      {"batch", l.batch},
+                      {"forward", l.forward.value()},
+                      {"backward_data", l.backward_data.value()},
+                      {"backward_weight", l.backward_weight.value()},
+                      {"spread", l.spread}});
+  }
+  m["layers"] = layers;
+  Json checks = Json::array();
+  for (const auto& c : p.end_to_end) {
+    checks.push_back({{"model", c.model},
+                      {"batch", c.batch},
+                      {"measured", c.measured.value()},
+                      {"sum_of_layers", c.sum_of_layers.value()}});
+  }
+  m["end_to_end"] = checks;
+  j["measured"] = m;
+  return j;
+}
+
+std::vector<std::filesystem::path> profile_search_path() {
+  std::vector<std::filesystem::path> out;
+  if (const char* env = std::getenv("RALP_PROFILE_PATH"); env != nullptr && *env != '\0') {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      const auto part = rest.substr(0, colon);
+      if (!part.empty()) out.emplace_back(std::string(part));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  out.emplace_back(RALP_PROFILE_DIR);
+  return out;
+}
+
+std::optional<std::filesystem::path> find_profile(std::string_view name) {
+  for (const auto& dir : profile_search_path()) {
+    auto candidate = dir / (std::string(name) + ".json");
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> available_profiles() {
+  std::set<std::string> names;
+  for (const auto& dir : profile_search_path()) {
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().extension() == ".json") names.insert(it->path().stem().string());
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+}  // namespace ralp

@@ -1,0 +1,351 @@
+// Strict JSON parsing and the ObjectReader that validates scenario, model and profile files.
+#include "ralp/core/json_input.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace ralp {
+namespace {
+
+constexpr size_t kMaxDescribedLength = 40;
+
+// Tracks the JSON pointer of the value being parsed so that a duplicate key can be named.
+class DuplicateKeyFinder {
+ public:
+  bool on_event(int depth, Json::parse_event_t event, Json& parsed) {
+    using Event = Json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        begin_value(depth);
+        frames_.push_back({event == Event::object_start, {}, 0, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        break;
+      case Event::key: {
+        Frame& frame = frames_.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second && !duplicate_) {
+          duplicate_ = current_path();
+        }
+        break;
+      }
+      case Event::value:
+        begin_value(depth);
+        break;
+    }
+    return true;
+  }
+
+  [[nodiscard]] const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool is_object;
+    std::string key;
+    size_t next_index;
+    std::set<std::string> keys;
+    size_t index = 0;
+  };
+
+  // A value starting inside an array advances that array's index.
+  void begin_value(int /*depth*/) {
+    if (!frames_.empty() && !frames_.back().is_object) {
+      frames_.back().index = frames_.back().next_index++;
+    }
+  }
+
+  [[nodiscard]] std::string current_path() const {
+    std::string path;
+    for (const auto& frame : frames_) {
+      path = frame.is_object ? json_path(path, frame.key) : json_path(path, frame.index);
+    }
+    return path;
+  }
+
+  std::vector<Frame> frames_;
+  std::optional<std::string> duplicate_;
+};
+
+bool is_integer(const Json& v) {
+  if (v.is_number_integer()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15;
+}
+
+std::string range_text(int64_t min, int64_t max) {
+  if (max == std::numeric_limits<int64_t>::max()) return "an integer >= " + std::to_string(min);
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+std::string number_range_text(double min, double max) {
+  if (max == std::numeric_limits<double>::max()) return "a number >= " + number_text(min);
+  return "a number in [" + number_text(min) + ", " + number_text(max) + "]";
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+InputError::InputError(std::string file, std::string path, std::string problem)
+    : std::runtime_error(file + ": " + (path.empty() ? std::string("the document") : path) + " " +
+                         problem),
+      file_(std::move(file)),
+      path_(std::move(path)),
+      problem_(std::move(problem)) {}
+
+std::string json_path(const std::string& parent, std::string_view key) {
+  std::string escaped;
+  for (const char c : key) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return parent + "/" + escaped;
+}
+
+std::string json_path(const std::string& parent, size_t index) {
+  return parent + "/" + std::to_string(index);
+}
+
+Json parse_json_text(std::string_view text, const std::string& label) {
+  DuplicateKeyFinder finder;
+  Json value;
+  try {
+    value = Json::parse(
+        text.begin(), text.end(),
+        [&finder](int depth, Json::parse_event_t event, Json& parsed) {
+          return finder.on_event(depth, event, parsed);
+        },
+        /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3, column
+    // 5: syntax error ..."; keep the part after the bracketed id.
+    std::string message = e.what();
+    if (const auto end = message.find("] "); end != std::string::npos) {
+      message = message.substr(end + 2);
+    }
+    throw InputError(label, "", "is not valid JSON: " + message);
+  }
+  if (finder.duplicate()) {
+    throw InputError(label, *finder.duplicate(), "appears twice, expected each key once");
+  }
+  return value;
+}
+
+Json read_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file.string(), "", "cannot be read (missing or not a file)");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(file.string(), "", "cannot be read");
+  return parse_json_text(buffer.str(), file.string());
+}
+
+std::string describe_json(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
+    default:
+      break;
+  }
+  std::string text = value.dump();
+  if (text.size() > kMaxDescribedLength) text = text.substr(0, kMaxDescribedLength) + "...";
+  return text;
+}
+
+ObjectReader::ObjectReader(const Json& value, std::string path, std::string file)
+    : value_(value), path_(std::move(path)), file_(std::move(file)) {
+  if (!value_.is_object()) {
+    throw InputError(file_, path_, "is " + describe_json(value_) + ", expected an object");
+  }
+}
+
+bool ObjectReader::has(std::string_view key) const { return value_.contains(key); }
+
+const Json* ObjectReader::get(std::string_view key) {
+  known_.emplace(key);
+  const auto it = value_.find(key);
+  return it == value_.end() ? nullptr : &*it;
+}
+
+const Json& ObjectReader::require(std::string_view key, std::string_view expectation) {
+  const Json* value = get(key);
+  if (value == nullptr) {
+    throw InputError(file_, path_of(key), "is missing, expected " + std::string(expectation));
+  }
+  return *value;
+}
+
+std::string ObjectReader::path_of(std::string_view key) const { return json_path(path_, key); }
+
+void ObjectReader::fail(std::string_view key, const std::string& problem) const {
+  throw InputError(file_, path_of(key), problem);
+}
+
+std::optional<int64_t> ObjectReader::optional_integer(std::string_view key, int64_t min,
+                                                      int64_t max) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!is_integer(*v)) fail(key, "is " + describe_json(*v) + ", expected " + range_text(min, max));
+  const int64_t n = v->is_number_float() ? static_cast<int64_t>(v->get<double>())
+                    : v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)
+                        ? std::numeric_limits<int64_t>::max()
+                        : v->get<int64_t>();
+  if (n < min || n > max) fail(key, "is " + describe_json(*v) + ", expected " + range_text(min, max));
+  return n;
+}
+
+int64_t ObjectReader::integer(std::string_view key, int64_t min, int64_t max) {
+  require(key, range_text(min, max));
+  return *optional_integer(key, min, max);
+}
+
+std::optional<double> ObjectReader::optional_number(std::string_view key, double min, double max) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) {
+    fail(key, "is " + describe_json(*v) + ", expected " + number_range_text(min, max));
+  }
+  const double d = v->get<double>();
+  if (!(d >= min && d <= max)) {
+    fail(key, "is " + describe_json(*v) + ", expected " + number_range_text(min, max));
+  }
+  return d;
+}
+
+double ObjectReader::number(std::string_view key, double min, double max) {
+  require(key, number_range_text(min, max));
+  return *optional_number(key, min, max);
+}
+
+std::optional<std::string> ObjectReader::optional_string(std::string_view key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string() || v->get<std::string>().empty()) {
+    fail(key, "is " + describe_json(*v) + ", expected a non-empty string");
+  }
+  return v->get<std::string>();
+}
+
+std::string ObjectReader::string(std::string_view key) {
+  require(key, "a non-empty string");
+  return *optional_string(key);
+}
+
+std::optional<bool> ObjectReader::optional_boolean(std::string_view key) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) fail(key, "is " + describe_json(*v) + ", expected true or false");
+  return v->get<bool>();
+}
+
+std::optional<std::string> ObjectReader::optional_choice(std::string_view key,
+                                                         const std::vector<std::string>& choices) {
+  const Json* v = get(key);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_string()) {
+    for (const auto& choice : choices) {
+      if (v->get<std::string>() == choice) return choice;
+    }
+  }
+  fail(key, "is " + describe_json(*v) + ", expected one of: " + join(choices));
+}
+
+std::string ObjectReader::choice(std::string_view key, const std::vector<std::string>& choices) {
+  require(key, "one of: " + join(choices));
+  return *optional_choice(key, choices);
+}
+
+namespace {
+
+template <class Parse>
+auto read_quantity(ObjectReader& reader, const Json* v, std::string_view key, Parse parse,
+                   const char* expectation, bool allow_zero) -> decltype(parse("")) {
+  if (v == nullptr) return std::nullopt;
+  decltype(parse("")) parsed;
+  if (v->is_string()) {
+    parsed = parse(v->get<std::string>());
+  } else if (v->is_number() && v->get<double>() >= 0.0 && std::isfinite(v->get<double>())) {
+    parsed = typename decltype(parsed)::value_type(v->get<double>());
+  }
+  if (!parsed || (!allow_zero && parsed->value() <= 0.0)) {
+    reader.fail(key, "is " + describe_json(*v) + ", expected " + expectation +
+                         (allow_zero ? "" : " greater than 0"));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+std::optional<Seconds> ObjectReader::optional_seconds(std::string_view key, bool allow_zero) {
+  return read_quantity(*this, get(key), key, parse_seconds,
+                       "a duration such as \"50us\" or a number of seconds", allow_zero);
+}
+
+std::optional<Bytes> ObjectReader::optional_bytes(std::string_view key, bool allow_zero) {
+  return read_quantity(*this, get(key), key, parse_bytes,
+                       "a size such as \"64MiB\" or a number of bytes", allow_zero);
+}
+
+std::optional<BytesPerSecond> ObjectReader::optional_bandwidth(std::string_view key) {
+  return read_quantity(*this, get(key), key, parse_bandwidth,
+                       "a bandwidth such as \"1Gbps\" or \"12GB/s\", or a number of bytes per "
+                       "second",
+                       false);
+}
+
+std::optional<FlopsPerSecond> ObjectReader::optional_flops_rate(std::string_view key) {
+  return read_quantity(*this, get(key), key, parse_flops_rate,
+                       "a rate such as \"11.3TFLOPS\" or a number of FLOP/s", false);
+}
+
+BytesPerSecond ObjectReader::bandwidth(std::string_view key) {
+  require(key, "a bandwidth such as \"1Gbps\"");
+  return *optional_bandwidth(key);
+}
+
+Seconds ObjectReader::seconds(std::string_view key, bool allow_zero) {
+  require(key, "a duration such as \"50us\"");
+  return *optional_seconds(key, allow_zero);
+}
+
+void ObjectReader::finish() const {
+  for (const auto& [key, value] : value_.items()) {
+    if (!known_.contains(key)) {
+      std::vector<std::string> accepted(known_.begin(), known_.end());
+      throw InputError(file_, json_path(path_, key),
+                       "is not a known key, expected one of: " + join(accepted));
+    }
+  }
+}
+
+}  // namespace ralp

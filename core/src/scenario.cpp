@@ -1,0 +1,485 @@
+// Scenario parsing and validation, cross-references included (cuts name layers, roles fit).
+#include "ralp/core/scenario.hpp"
+
+#include <set>
+
+#include "ralp/core/model_file.hpp"
+#include "ralp/core/model_zoo.hpp"
+
+namespace ralp {
+namespace {
+
+constexpr int64_t kMaxWorkers = 1 << 16;
+constexpr int64_t kMaxParameterServers = 1 << 10;
+constexpr int64_t kMaxBatch = 1 << 16;
+constexpr int64_t kMaxSteps = 100000;
+
+const std::vector<std::string> kStrategyNames{"ps", "ralp", "allreduce", "hybrid"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& relative) {
+  const std::filesystem::path p(relative);
+  return p.is_absolute() ? p : base / p;
+}
+
+LayerGraph read_model(ObjectReader& r, const std::filesystem::path& base, std::string& ref) {
+  const Json& value = r.require("model", "a zoo model name or {\"file\": PATH}");
+  if (value.is_string()) {
+    ref = value.get<std::string>();
+    if (auto model = zoo_model(ref)) return std::move(*model);
+    std::vector<std::string> names;
+    for (const auto& entry : zoo_entries()) names.push_back(entry.name);
+    r.fail("model", "is " + describe_json(value) + ", expected a zoo model (" + join(names) +
+                        ") or {\"file\": PATH}");
+  }
+  if (value.is_object()) {
+    ObjectReader m(value, r.path_of("model"), r.file());
+    if (m.has("layers")) {
+      // An inline model definition.
+      ref = "inline";
+      return parse_model(value, r.path_of("model"), r.file());
+    }
+    ref = m.string("file");
+    m.finish();
+    return load_model_file(resolve(base, ref));
+  }
+  r.fail("model", "is " + describe_json(value) +
+                      ", expected a zoo model name, {\"file\": PATH} or an inline model");
+}
+
+DeviceProfile read_device(ObjectReader& r, std::string_view key,
+                          const std::filesystem::path& base) {
+  const Json& value = r.require(key, "a device profile name or an inline profile object");
+  if (value.is_string()) {
+    const std::string name = value.get<std::string>();
+    if (const auto path = find_profile(name)) return load_device_profile(*path);
+    r.fail(key, "is " + describe_json(value) + ", expected a device profile (" +
+                    join(available_profiles()) + ") or an inline profile object");
+  }
+  if (value.is_object() && value.size() == 1 && value.contains("file")) {
+    ObjectReader f(value, r.path_of(key), r.file());
+    const std::string path = f.string("file");
+    return load_device_profile(resolve(base, path));
+  }
+  return parse_device_profile(value, r.path_of(key), r.file());
+}
+
+LinkSpec read_link(ObjectReader& r, std::string_view key, std::optional<LinkSpec> fallback) {
+  const Json* value = r.get(key);
+  if (value == nullptr) {
+    if (fallback) return *fallback;
+    r.require(key, "{\"bandwidth\": ..., \"latency\": ...}");
+  }
+  ObjectReader l(*value, r.path_of(key), r.file());
+  LinkSpec link;
+  link.bandwidth = fallback && !l.has("bandwidth") ? fallback->bandwidth : l.bandwidth("bandwidth");
+  link.latency = fallback && !l.has("latency") ? fallback->latency : l.seconds("latency");
+  l.finish();
+  return link;
+}
+
+PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& base) {
+  const Json& value = cluster.require("platform", "a platform object");
+  ObjectReader r(value, cluster.path_of("platform"), cluster.file());
+  PlatformSpec p;
+  const std::string kind =
+      r.choice("kind", {"star", "racks", "fat_tree", "torus", "dragonfly", "file"});
+  p.kind = kind == "star"        ? PlatformKind::star
+           : kind == "racks"     ? PlatformKind::racks
+           : kind == "fat_tree"  ? PlatformKind::fat_tree
+           : kind == "torus"     ? PlatformKind::torus
+           : kind == "dragonfly" ? PlatformKind::dragonfly
+                                 : PlatformKind::file;
+  if (p.kind == PlatformKind::file) {
+    p.file = resolve(base, r.string("file"));
+    if (const Json* roles = r.get("roles")) {
+      ObjectReader roles_reader(*roles, r.path_of("roles"), r.file());
+      for (const auto& [role, host] : roles->items()) {
+        roles_reader.get(role);
+        if (!host.is_string() || host.get<std::string>().empty()) {
+          roles_reader.fail(role, "is " + describe_json(host) + ", expected a host name");
+        }
+        p.roles[role] = host.get<std::string>();
+      }
+    }
+    r.finish();
+    return p;
+  }
+  p.nic.bandwidth = r.bandwidth("nic_bandwidth");
+  p.nic.latency = r.optional_seconds("latency").value_or(Seconds(0.0));
+  if (p.kind == PlatformKind::star || p.kind == PlatformKind::racks) {
+    if (r.has("ps_nic")) p.ps_nic = read_link(r, "ps_nic", p.nic);
+    if (r.has("worker_nic")) p.worker_nic = read_link(r, "worker_nic", p.nic);
+  }
+  if (p.kind == PlatformKind::star && r.has("backbone")) {
+    p.backbone = read_link(r, "backbone", std::nullopt);
+  }
+  if (p.kind == PlatformKind::racks) {
+    p.hosts_per_rack = r.integer("hosts_per_rack", 1, kMaxWorkers);
+    p.rack_uplink = read_link(r, "rack_uplink", std::nullopt);
+  }
+  if (p.kind == PlatformKind::fat_tree || p.kind == PlatformKind::torus ||
+      p.kind == PlatformKind::dragonfly) {
+    p.topology = r.string("topology");
+  }
+  r.finish();
+  return p;
+}
+
+NetworkModelSpec read_network_model(ObjectReader& r) {
+  NetworkModelSpec spec;
+  const Json* value = r.get("network_model");
+  if (value == nullptr) return spec;
+  if (value->is_string()) {
+    const std::string name = *r.optional_choice("network_model", {"tcp", "ideal"});
+    spec.kind = name == "tcp" ? NetworkModelKind::tcp : NetworkModelKind::ideal;
+    return spec;
+  }
+  if (!value->is_object()) {
+    r.fail("network_model", "is " + describe_json(*value) +
+                                ", expected \"tcp\", \"ideal\" or {\"latency_factor\": ..., "
+                                "\"bandwidth_factor\": ...}");
+  }
+  ObjectReader f(*value, r.path_of("network_model"), r.file());
+  spec.kind = NetworkModelKind::factors;
+  spec.latency_factor = f.number("latency_factor", 1e-3, 1e3);
+  spec.bandwidth_factor = f.number("bandwidth_factor", 1e-3, 1.0);
+  f.finish();
+  return spec;
+}
+
+StrategySpec read_strategy(const Json& value, const std::string& path, const std::string& file,
+                           const LayerGraph& model) {
+  StrategySpec s;
+  std::string name;
+  std::optional<ObjectReader> r;
+  if (value.is_string()) {
+    name = value.get<std::string>();
+    bool known = false;
+    for (const auto& n : kStrategyNames) known = known || n == name;
+    if (!known) {
+      throw InputError(file, path, "is " + describe_json(value) + ", expected one of: " +
+                                       join(kStrategyNames) + " (or an object with \"name\")");
+    }
+  } else {
+    r.emplace(value, path, file);
+    name = r->choice("name", kStrategyNames);
+  }
+  s.kind = name == "ps"          ? StrategyKind::ps
+           : name == "ralp"      ? StrategyKind::ralp
+           : name == "allreduce" ? StrategyKind::allreduce
+                                 : StrategyKind::hybrid;
+  const bool has_cut = s.kind == StrategyKind::ralp || s.kind == StrategyKind::hybrid;
+  const bool has_ps = s.kind != StrategyKind::allreduce;
+  const bool has_ring = s.kind == StrategyKind::allreduce || s.kind == StrategyKind::hybrid;
+  s.label = name;
+  if (!r) return s;
+
+  if (has_cut) {
+    const std::string cut = r->optional_string("cut").value_or("auto");
+    if (cut != "auto") {
+      const auto id = model.find(cut);
+      if (!id || *id == 0) {
+        r->fail("cut", "is \"" + cut + "\", expected \"auto\" or the name of a layer of " +
+                           model.name() + " other than its first (the first head layer)");
+      }
+      s.cut = cut;
+    }
+    if (auto mode = r->optional_choice("head_mode", {"per_worker", "all_workers"})) {
+      s.head_mode = *mode == "per_worker" ? HeadMode::per_worker : HeadMode::all_workers;
+    }
+  }
+  if (has_ps) {
+    if (auto sharding = r->optional_choice("sharding", {"round_robin", "greedy"})) {
+      s.sharding = *sharding == "round_robin" ? ShardPlacement::round_robin
+                                              : ShardPlacement::greedy;
+    }
+  }
+  if (has_ring) {
+    if (auto t = r->optional_bytes("fusion_threshold", false)) s.fusion_threshold = *t;
+    if (auto c = r->optional_seconds("cycle_time")) s.cycle_time = *c;
+    if (auto m = r->optional_choice("ring_model", {"auto", "message", "coalesced"})) {
+      s.ring_model = *m == "auto"      ? RingModel::automatic
+                     : *m == "message" ? RingModel::message
+                                       : RingModel::coalesced;
+    }
+  }
+  s.label = r->optional_string("label").value_or(s.cut ? name + "@" + *s.cut : name);
+  r->finish();
+  return s;
+}
+
+CompressionSpec read_compression(ObjectReader& r) {
+  CompressionSpec spec;
+  const Json* value = r.get("compression");
+  if (value == nullptr) return spec;
+  ObjectReader c(*value, r.path_of("compression"), r.file());
+  const std::string kind = c.choice("kind", {"none", "fp16", "int8", "topk"});
+  spec.kind = kind == "none"   ? CompressionKind::none
+              : kind == "fp16" ? CompressionKind::fp16
+              : kind == "int8" ? CompressionKind::int8
+                               : CompressionKind::topk;
+  if (spec.kind == CompressionKind::topk) {
+    spec.topk_ratio = c.optional_number("ratio", 1e-6, 1.0).value_or(spec.topk_ratio);
+  }
+  spec.encode_rate = c.optional_bandwidth("encode_rate");
+  c.finish();
+  return spec;
+}
+
+StragglerSpec read_stragglers(ObjectReader& r) {
+  StragglerSpec spec;
+  const Json* value = r.get("stragglers");
+  if (value == nullptr) return spec;
+  ObjectReader s(*value, r.path_of("stragglers"), r.file());
+  const std::string kind = s.choice("kind", {"none", "lognormal", "bernoulli"});
+  if (kind == "lognormal") {
+    spec.kind = StragglerKind::lognormal;
+    spec.sigma = s.number("sigma", 0.0, 10.0);
+  } else if (kind == "bernoulli") {
+    spec.kind = StragglerKind::bernoulli;
+    spec.probability = s.number("probability", 0.0, 1.0);
+    spec.slowdown = s.number("slowdown", 1.0, 1000.0);
+  }
+  s.finish();
+  return spec;
+}
+
+TrainingSpec read_training(ObjectReader& r) {
+  TrainingSpec spec;
+  const Json* value = r.get("training");
+  if (value == nullptr) return spec;
+  ObjectReader t(*value, r.path_of("training"), r.file());
+  spec.learning_rate = t.optional_number("learning_rate", 0.0, 100.0).value_or(spec.learning_rate);
+  spec.momentum = t.optional_number("momentum", 0.0, 0.999).value_or(spec.momentum);
+  if (auto timeout = t.optional_seconds("step_timeout", false)) spec.step_timeout = *timeout;
+  spec.threads = static_cast<int>(t.optional_integer("threads", 1, 1024).value_or(spec.threads));
+  t.finish();
+  return spec;
+}
+
+void check_roles(const Scenario& s, const std::string& file) {
+  if (s.platform.kind != PlatformKind::file || s.platform.roles.empty()) return;
+  for (const auto& [role, host] : s.platform.roles) {
+    const auto index_of = [&](std::string_view prefix) -> std::optional<int64_t> {
+      if (!role.starts_with(prefix)) return std::nullopt;
+      const std::string digits = role.substr(prefix.size());
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+          digits.size() > 9) {
+        return std::nullopt;
+      }
+      return std::stoll(digits);
+    };
+    const auto ps = index_of("ps-");
+    const auto worker = index_of("worker-");
+    const bool valid = (ps && *ps < s.parameter_servers) || (worker && *worker < s.workers);
+    if (!valid) {
+      throw InputError(file, json_path("/cluster/platform/roles", role),
+                       "is not a role of this cluster, expected ps-0..ps-" +
+                           std::to_string(s.parameter_servers - 1) + " or worker-0..worker-" +
+                           std::to_string(s.workers - 1));
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::ps:
+      return "ps";
+    case StrategyKind::ralp:
+      return "ralp";
+    case StrategyKind::allreduce:
+      return "allreduce";
+    case StrategyKind::hybrid:
+      return "hybrid";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ShardPlacement placement) {
+  return placement == ShardPlacement::round_robin ? "round_robin" : "greedy";
+}
+
+std::string_view to_string(HeadMode mode) {
+  return mode == HeadMode::per_worker ? "per_worker" : "all_workers";
+}
+
+std::string_view to_string(RingModel model) {
+  switch (model) {
+    case RingModel::automatic:
+      return "auto";
+    case RingModel::message:
+      return "message";
+    case RingModel::coalesced:
+      return "coalesced";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(PlatformKind kind) {
+  switch (kind) {
+    case PlatformKind::star:
+      return "star";
+    case PlatformKind::racks:
+      return "racks";
+    case PlatformKind::fat_tree:
+      return "fat_tree";
+    case PlatformKind::torus:
+      return "torus";
+    case PlatformKind::dragonfly:
+      return "dragonfly";
+    case PlatformKind::file:
+      return "file";
+  }
+  return "unknown";
+}
+
+Scenario parse_scenario(const Json& value, const std::string& file,
+                        const std::filesystem::path& base_dir) {
+  ObjectReader r(value, "", file);
+  const std::string name = r.string("name");
+  std::string model_ref;
+  LayerGraph model = read_model(r, base_dir, model_ref);
+  Scenario scenario{.file = file, .name = name, .model_ref = model_ref, .model = std::move(model)};
+  scenario.batch_per_worker = r.integer("batch_per_worker", 1, kMaxBatch);
+
+  {
+    const Json& cluster = r.require("cluster", "a cluster object");
+    ObjectReader c(cluster, r.path_of("cluster"), file);
+    scenario.workers = c.integer("workers", 1, kMaxWorkers);
+    scenario.parameter_servers =
+        c.optional_integer("parameter_servers", 1, kMaxParameterServers).value_or(1);
+    scenario.worker_device = read_device(c, "worker_device", base_dir);
+    scenario.ps_device =
+        c.has("ps_device") ? read_device(c, "ps_device", base_dir) : scenario.worker_device;
+    scenario.platform = read_platform(c, base_dir);
+    c.finish();
+  }
+  scenario.network_model = read_network_model(r);
+
+  const Json& strategies = r.require("strategies", "a non-empty array of strategies");
+  if (!strategies.is_array() || strategies.empty()) {
+    r.fail("strategies", "is " + describe_json(strategies) +
+                             ", expected a non-empty array of strategies");
+  }
+  std::set<std::string> labels;
+  for (size_t i = 0; i < strategies.size(); ++i) {
+    const std::string path = json_path(r.path_of("strategies"), i);
+    StrategySpec spec = read_strategy(strategies[i], path, file, scenario.model);
+    if (!labels.insert(spec.label).second) {
+      throw InputError(file, path, "repeats the strategy \"" + spec.label +
+                                       "\", expected a distinct \"label\" for each entry");
+    }
+    scenario.strategies.push_back(std::move(spec));
+  }
+
+  scenario.steps = r.optional_integer("steps", 1, kMaxSteps).value_or(5);
+  scenario.warmup_steps = r.optional_integer("warmup_steps", 0, kMaxSteps).value_or(1);
+  scenario.seed = static_cast<uint64_t>(
+      r.optional_integer("seed", 0, std::numeric_limits<int64_t>::max()).value_or(1));
+  scenario.pcie_copies = r.optional_boolean("pcie_copies").value_or(true);
+  scenario.compression = read_compression(r);
+  scenario.stragglers = read_stragglers(r);
+  scenario.training = read_training(r);
+  r.finish();
+  check_roles(scenario, file);
+  return scenario;
+}
+
+Scenario load_scenario(const std::filesystem::path& file) {
+  return parse_scenario(read_json_file(file), file.string(), file.parent_path());
+}
+
+Json scenario_to_json(const Scenario& s) {
+  Json strategies = Json::array();
+  for (const auto& st : s.strategies) {
+    Json j = {{"name", std::string(to_string(st.kind))}, {"label", st.label}};
+    if (st.kind == StrategyKind::ralp || st.kind == StrategyKind::hybrid) {
+      j["cut"] = st.cut.value_or("auto");
+      j["head_mode"] = std::string(to_string(st.head_mode));
+    }
+    if (st.kind != StrategyKind::allreduce) j["sharding"] = std::string(to_string(st.sharding));
+    if (st.kind == StrategyKind::allreduce || st.kind == StrategyKind::hybrid) {
+      j["fusion_threshold"] = st.fusion_threshold.value();
+      j["cycle_time"] = st.cycle_time.value();
+      j["ring_model"] = std::string(to_string(st.ring_model));
+    }
+    strategies.push_back(std::move(j));
+  }
+  const auto link = [](const LinkSpec& l) {
+    return Json{{"bandwidth", l.bandwidth.value()}, {"latency", l.latency.value()}};
+  };
+  Json platform = {{"kind", std::string(to_string(s.platform.kind))}};
+  if (s.platform.kind == PlatformKind::file) {
+    platform["file"] = s.platform.file.string();
+    platform["roles"] = s.platform.roles;
+  } else {
+    platform["nic_bandwidth"] = s.platform.nic.bandwidth.value();
+    platform["latency"] = s.platform.nic.latency.value();
+    if (s.platform.ps_nic) platform["ps_nic"] = link(*s.platform.ps_nic);
+    if (s.platform.worker_nic) platform["worker_nic"] = link(*s.platform.worker_nic);
+    if (s.platform.backbone) platform["backbone"] = link(*s.platform.backbone);
+    if (s.platform.kind == PlatformKind::racks) {
+      platform["hosts_per_rack"] = s.platform.hosts_per_rack;
+      platform["rack_uplink"] = link(*s.platform.rack_uplink);
+    }
+    if (!s.platform.topology.empty()) platform["topology"] = s.platform.topology;
+  }
+  Json network;
+  switch (s.network_model.kind) {
+    case NetworkModelKind::tcp:
+      network = "tcp";
+      break;
+    case NetworkModelKind::ideal:
+      network = "ideal";
+      break;
+    case NetworkModelKind::factors:
+      network = {{"latency_factor", s.network_model.latency_factor},
+                 {"bandwidth_factor", s.network_model.bandwidth_factor}};
+      break;
+  }
+  static constexpr const char* kCompression[] = {"none", "fp16", "int8", "topk"};
+  static constexpr const char* kStragglers[] = {"none", "lognormal", "bernoulli"};
+  Json compression = {{"kind", kCompression[static_cast<int>(s.compression.kind)]}};
+  if (s.compression.kind == CompressionKind::topk) compression["ratio"] = s.compression.topk_ratio;
+  if (s.compression.encode_rate) compression["encode_rate"] = s.compression.encode_rate->value();
+  Json stragglers = {{"kind", kStragglers[static_cast<int>(s.stragglers.kind)]}};
+  if (s.stragglers.kind == StragglerKind::lognormal) stragglers["sigma"] = s.stragglers.sigma;
+  if (s.stragglers.kind == StragglerKind::bernoulli) {
+    stragglers["probability"] = s.stragglers.probability;
+    stragglers["slowdown"] = s.stragglers.slowdown;
+  }
+  return {
+      {"name", s.name},
+      {"model", s.model_ref},
+      {"batch_per_worker", s.batch_per_worker},
+      {"cluster",
+       {{"workers", s.workers},
+        {"parameter_servers", s.parameter_servers},
+        {"worker_device", s.worker_device.name},
+        {"ps_device", s.ps_device.name},
+        {"platform", platform}}},
+      {"network_model", network},
+      {"strategies", strategies},
+      {"steps", s.steps},
+      {"warmup_steps", s.warmup_steps},
+      {"seed", s.seed},
+      {"pcie_copies", s.pcie_copies},
+      {"compression", compression},
+      {"stragglers", stragglers},
+      {"training",
+       {{"learning_rate", s.training.learning_rate},
+        {"momentum", s.training.momentum},
+        {"step_timeout", s.training.step_timeout.value()},
+        {"threads", s.training.threads}}},
+  };
+}
+
+}  // namespace ralp
