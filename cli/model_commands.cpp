@@ -139,7 +139,7 @@ LayerGraph resolve_model(const std::string& name_or_file) {
   std::string names;
   for (const auto& entry : zoo_entries()) names += (names.empty() ? "" : ", ") + entry.name;
   throw InputError(name_or_file, "",
-                   "is neither a zoo model (" + names + ") nor a readable model file");
+                   "neither a zoo model (" + names + ") nor a readable model file");
 }
 
 void add_model_commands(CLI::App& app, Action& action) {

@@ -106,8 +106,7 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 InputError::InputError(std::string file, std::string path, std::string problem)
-    : std::runtime_error(file + ": " + (path.empty() ? std::string("the document") : path) + " " +
-                         problem),
+    : std::runtime_error(file + ": " + (path.empty() ? problem : path + " " + problem)),
       file_(std::move(file)),
       path_(std::move(path)),
       problem_(std::move(problem)) {}
@@ -147,7 +146,7 @@ Json parse_json_text(std::string_view text, const std::string& label) {
     if (const auto end = message.find("] "); end != std::string::npos) {
       message = message.substr(end + 2);
     }
-    throw InputError(label, "", "is not valid JSON: " + message);
+    throw InputError(label, "", "not valid JSON: " + message);
   }
   if (finder.duplicate()) {
     throw InputError(label, *finder.duplicate(), "appears twice, expected each key once");
@@ -185,7 +184,8 @@ std::string describe_json(const Json& value) {
 ObjectReader::ObjectReader(const Json& value, std::string path, std::string file)
     : value_(value), path_(std::move(path)), file_(std::move(file)) {
   if (!value_.is_object()) {
-    throw InputError(file_, path_, "is " + describe_json(value_) + ", expected an object");
+    const std::string problem = "is " + describe_json(value_) + ", expected an object";
+    throw InputError(file_, path_, path_.empty() ? "the document " + problem : problem);
   }
 }
 

@@ -20,9 +20,10 @@ namespace ralp {
 
 using Json = nlohmann::json;
 
-// Bad input: the file, the JSON path (a JSON pointer, "" for the document) and the problem,
-// e.g. InputError("s.json", "/cluster/workers", "is 0, expected an integer >= 1") prints as
-// "s.json: /cluster/workers is 0, expected an integer >= 1". Only main turns it into an exit code.
+// Bad input: the file, the JSON path (a JSON pointer) and the problem, e.g.
+// InputError("s.json", "/cluster/workers", "is 0, expected an integer >= 1") prints as
+// "s.json: /cluster/workers is 0, expected an integer >= 1". With an empty path the problem is
+// the file's as a whole: "s.json: cannot be read". Only main turns it into an exit code.
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::string path, std::string problem);

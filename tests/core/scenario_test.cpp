@@ -1,0 +1,107 @@
+// Scenario files: defaults, cross-references, and the corpus of bad scenarios with the exact
+// message each must produce.
+#include "ralp/core/scenario.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "../support/run_command.hpp"
+
+namespace ralp {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kData = RALP_TEST_DATA_DIR "/data";
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+std::vector<fs::path> bad_scenarios() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kData / "bad-scenarios")) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string expected_message(const fs::path& file) {
+  fs::path expected_file = file;
+  expected_file.replace_extension(".expected");
+  std::string text = testing::read_file(expected_file.string());
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  std::string profiles;
+  for (const auto& name : available_profiles()) profiles += (profiles.empty() ? "" : ", ") + name;
+  text = replace_all(text, "{file}", file.string());
+  text = replace_all(text, "{dir}", file.parent_path().string());
+  return replace_all(text, "{profiles}", profiles);
+}
+
+TEST(Scenario, MinimalExampleWithDefaults) {
+  const Scenario s = load_scenario(kData / "scenarios/minimal.json");
+  EXPECT_EQ(s.name, "vgg16-1gbe-8w");
+  EXPECT_EQ(s.model.name(), "vgg16");
+  EXPECT_EQ(s.workers, 8);
+  EXPECT_EQ(s.parameter_servers, 1);
+  EXPECT_EQ(s.worker_device.name, "gtx1080ti");
+  EXPECT_DOUBLE_EQ(s.platform.nic.bandwidth.value(), 125e6);
+  EXPECT_DOUBLE_EQ(s.platform.nic.latency.value(), 50e-6);
+  ASSERT_EQ(s.strategies.size(), 3u);
+  EXPECT_EQ(s.strategies[1].kind, StrategyKind::ralp);
+  EXPECT_FALSE(s.strategies[1].cut);  // auto
+  EXPECT_EQ(s.strategies[2].fusion_threshold, Bytes(64.0 * 1024 * 1024));
+  EXPECT_EQ(s.strategies[2].cycle_time, Seconds(5e-3));
+  EXPECT_EQ(s.steps, 5);
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_TRUE(s.pcie_copies);
+}
+
+TEST(Scenario, FilledInJsonIsStableAndReloads) {
+  const Scenario s = load_scenario(kData / "scenarios/minimal.json");
+  const std::string once = scenario_to_json(s).dump(2);
+  EXPECT_EQ(once, scenario_to_json(load_scenario(kData / "scenarios/minimal.json")).dump(2));
+  // The filled-in form names profiles and the zoo model, so it parses back to the same scenario.
+  const Scenario back = parse_scenario(scenario_to_json(s), "filled", kData / "scenarios");
+  EXPECT_EQ(scenario_to_json(back).dump(2), once);
+}
+
+TEST(Scenario, BadScenariosGiveTheirExactMessage) {
+  const auto files = bad_scenarios();
+  ASSERT_GE(files.size(), 20u);
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    try {
+      load_scenario(file);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), expected_message(file));
+    }
+  }
+}
+
+TEST(Scenario, CliReportsOneLineAndExitsTwo) {
+  for (const auto& file : bad_scenarios()) {
+    SCOPED_TRACE(file.filename().string());
+    const auto result =
+        testing::run_command(testing::ralp_binary() + " scenario check '" + file.string() + "'");
+    EXPECT_EQ(result.status, 2);
+    EXPECT_EQ(result.err, "error: " + expected_message(file) + "\n");
+    EXPECT_EQ(result.out, "");
+  }
+}
+
+TEST(Scenario, CliAcceptsAGoodScenario) {
+  const auto result = testing::run_command(testing::ralp_binary() + " scenario check " +
+                                           (kData / "scenarios/minimal.json").string());
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("ok: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ralp
