@@ -1,6 +1,8 @@
 // Scenario parsing and validation, cross-references included (cuts name layers, roles fit).
 #include "ralp/core/scenario.hpp"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "ralp/core/model_file.hpp"
@@ -83,7 +85,58 @@ LinkSpec read_link(ObjectReader& r, std::string_view key, std::optional<LinkSpec
   return link;
 }
 
-PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& base) {
+// Parses "a,b;c;d,e" into {{a, b}, {c}, {d, e}} and checks the group sizes each kind needs.
+std::vector<std::vector<int64_t>> parse_topology(ObjectReader& r, PlatformKind kind,
+                                                 const std::string& text) {
+  static const std::map<PlatformKind, std::string> kExamples = {
+      {PlatformKind::fat_tree, "\"LEVELS;DOWN,...;UP,...;COUNT,...\" such as \"2;4,4;1,2;1,2\""},
+      {PlatformKind::torus, "\"X,Y,...\" such as \"4,4,4\""},
+      {PlatformKind::dragonfly,
+       "\"GROUPS,LINKS;CHASSIS,LINKS;ROUTERS,LINKS;NODES\" such as \"3,4;4,3;5,1;2\""}};
+  const auto fail = [&]() {
+    r.fail("topology", "is \"" + text + "\", expected " + kExamples.at(kind) +
+                           " with every number >= 1");
+  };
+  std::vector<std::vector<int64_t>> groups(1);
+  std::string number;
+  const auto flush = [&]() {
+    if (number.empty() || number.size() > 6) fail();
+    groups.back().push_back(std::stoll(number));
+    if (groups.back().back() < 1) fail();
+    number.clear();
+  };
+  for (const char c : text) {
+    if (c >= '0' && c <= '9') {
+      number += c;
+    } else if (c == ',') {
+      flush();
+    } else if (c == ';') {
+      flush();
+      groups.emplace_back();
+    } else {
+      fail();
+    }
+  }
+  flush();
+  bool ok = false;
+  if (kind == PlatformKind::torus) {
+    ok = groups.size() == 1;
+  } else if (kind == PlatformKind::dragonfly) {
+    ok = groups.size() == 4 && groups[0].size() == 2 && groups[1].size() == 2 &&
+         groups[2].size() == 2 && groups[3].size() == 1;
+  } else if (kind == PlatformKind::fat_tree) {
+    ok = groups.size() == 4 && groups[0].size() == 1;
+    if (ok) {
+      const auto levels = static_cast<size_t>(groups[0][0]);
+      ok = groups[1].size() == levels && groups[2].size() == levels && groups[3].size() == levels;
+    }
+  }
+  if (!ok) fail();
+  return groups;
+}
+
+PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& base,
+                           int64_t hosts_needed) {
   const Json& value = cluster.require("platform", "a platform object");
   ObjectReader r(value, cluster.path_of("platform"), cluster.file());
   PlatformSpec p;
@@ -126,6 +179,13 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
   if (p.kind == PlatformKind::fat_tree || p.kind == PlatformKind::torus ||
       p.kind == PlatformKind::dragonfly) {
     p.topology = r.string("topology");
+    p.topology_groups = parse_topology(r, p.kind, p.topology);
+    const int64_t hosts = topology_hosts(p.kind, p.topology_groups);
+    if (hosts < hosts_needed) {
+      r.fail("topology", "is \"" + p.topology + "\", which holds " + std::to_string(hosts) +
+                             " hosts, expected at least " + std::to_string(hosts_needed) +
+                             " (parameter servers + workers)");
+    }
   }
   r.finish();
   return p;
@@ -323,6 +383,21 @@ std::string_view to_string(RingModel model) {
   return "unknown";
 }
 
+int64_t topology_hosts(PlatformKind kind, const std::vector<std::vector<int64_t>>& groups) {
+  // Saturates far above any simulable cluster, so that huge products cannot overflow.
+  static constexpr int64_t kCap = int64_t{1} << 40;
+  int64_t hosts = 1;
+  const auto times = [&hosts](int64_t d) { hosts = std::min(hosts * d, kCap); };
+  if (kind == PlatformKind::torus) {
+    for (const int64_t d : groups.at(0)) times(d);
+  } else if (kind == PlatformKind::fat_tree) {
+    for (const int64_t d : groups.at(1)) times(d);
+  } else if (kind == PlatformKind::dragonfly) {
+    for (size_t g = 0; g < 4; ++g) times(groups.at(g)[0]);
+  }
+  return hosts;
+}
+
 std::string_view to_string(PlatformKind kind) {
   switch (kind) {
     case PlatformKind::star:
@@ -359,7 +434,8 @@ Scenario parse_scenario(const Json& value, const std::string& file,
     scenario.worker_device = read_device(c, "worker_device", base_dir);
     scenario.ps_device =
         c.has("ps_device") ? read_device(c, "ps_device", base_dir) : scenario.worker_device;
-    scenario.platform = read_platform(c, base_dir);
+    scenario.platform =
+        read_platform(c, base_dir, scenario.workers + scenario.parameter_servers);
     c.finish();
   }
   scenario.network_model = read_network_model(r);

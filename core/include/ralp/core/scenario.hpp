@@ -51,6 +51,10 @@ struct LinkSpec {
 enum class PlatformKind { star, racks, fat_tree, torus, dragonfly, file };
 std::string_view to_string(PlatformKind kind);
 
+// Number of hosts a generated topology holds (fat tree: the product of the down links; torus: of
+// the dimensions; dragonfly: groups x chassis x routers x nodes).
+int64_t topology_hosts(PlatformKind kind, const std::vector<std::vector<int64_t>>& groups);
+
 struct PlatformSpec {
   PlatformKind kind = PlatformKind::star;
   LinkSpec nic;                       // every host's link (star, racks) or every link (others)
@@ -59,7 +63,11 @@ struct PlatformSpec {
   std::optional<LinkSpec> backbone;   // star: a link every flow crosses
   int64_t hosts_per_rack = 0;         // racks
   std::optional<LinkSpec> rack_uplink;  // racks: each rack's link to the core
-  std::string topology;  // fat_tree, torus, dragonfly: SimGrid's topology string
+  // fat_tree, torus, dragonfly: SimGrid's topology string ("2;4,4;1,2;1,2" for a fat tree:
+  // levels; down links; up links; link counts; "4,4,4" for a torus; "3,4;4,3;5,1;2" for a
+  // dragonfly: groups; chassis; routers; nodes), and its numbers, one vector per ';' group.
+  std::string topology;
+  std::vector<std::vector<int64_t>> topology_groups;
   std::filesystem::path file;  // file: a SimGrid platform XML
   std::map<std::string, std::string> roles;  // file: "ps-0" / "worker-3" -> host name
   friend bool operator==(const PlatformSpec&, const PlatformSpec&) = default;

@@ -1,0 +1,131 @@
+// `ralp simulate`: every strategy of a scenario through the SimGrid model, as a table and as
+// JSON, CSV and Chrome trace files.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "ralp/core/scenario.hpp"
+#include "ralp/sim/result_io.hpp"
+#include "ralp/sim/simulate.hpp"
+#include "text_table.hpp"
+
+namespace ralp::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string scenario;
+  std::string json;
+  std::string csv;
+  std::string trace;
+  int jobs = 0;
+  bool quiet = false;
+};
+
+std::string speedup(const std::optional<double>& value) {
+  return value ? fixed(*value, 2) + "x" : "-";
+}
+
+std::string in_out(const sim::StrategyResult& r, const std::string& host) {
+  for (const auto& h : r.hosts) {
+    if (h.name == host) {
+      return format_bytes(Bytes(h.bytes_in)) + " / " + format_bytes(Bytes(h.bytes_out));
+    }
+  }
+  return "-";
+}
+
+std::string sources_line(const sim::ComputeSources& s) {
+  return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.measured) +
+         " layers measured, " + std::to_string(s.fitted) + " fitted, " +
+         std::to_string(s.datasheet) + " from the datasheet";
+}
+
+void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
+  std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
+            << " workers x batch " << scenario.batch_per_worker << ", "
+            << scenario.parameter_servers << " PS; " << scenario.worker_device.name
+            << " workers, " << scenario.ps_device.name << " PS; "
+            << to_string(scenario.platform.kind) << " platform, " << result.network_model
+            << " network model; " << scenario.steps << " steps after " << scenario.warmup_steps
+            << " warm-up\n";
+  TextTable table({{"strategy", TextTable::Align::left},
+                   {"cut", TextTable::Align::left},
+                   {"step time"},
+                   {"images/s"},
+                   {"vs ps"},
+                   {"vs allreduce"},
+                   {"ps-0 in / out"},
+                   {"worker-0 in / out"},
+                   {"busiest link", TextTable::Align::left},
+                   {"util"},
+                   {"compute / comm / wait"}});
+  for (const auto& r : result.results) {
+    const auto& m = r.worker_mean;
+    table.add_row({r.label, r.cut.value_or("-"), format_seconds(Seconds(r.step_time_s)),
+                   fixed(r.images_per_s, 1), speedup(r.speedup_vs_ps),
+                   speedup(r.speedup_vs_allreduce), in_out(r, "ps-0"), in_out(r, "worker-0"),
+                   r.links.empty() ? "-" : r.links[0].name,
+                   r.links.empty() ? "-" : fixed(100.0 * r.links[0].utilisation, 0) + "%",
+                   format_seconds(Seconds(m.compute)) + " / " +
+                       format_seconds(Seconds(m.communication)) + " / " +
+                       format_seconds(Seconds(m.waiting))});
+  }
+  table.print(std::cout);
+  std::cout << "Traffic is per step; compute / comm / wait is a worker's mean per step.\n";
+  std::cout << "worker times: " << sources_line(result.results.front().worker_sources) << '\n';
+  for (const auto& r : result.results) {
+    if (r.ps_sources && (r.kind == StrategyKind::ralp || r.kind == StrategyKind::hybrid)) {
+      std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
+    }
+    if (!r.cut_search.empty()) {
+      std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of "
+                << r.cut_search.size() << " cuts simulated\n";
+    }
+  }
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<SimulateOptions>();
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Simulate the scenario's training steps under each of its strategies and print a table of "
+      "step time, images/s, speedups, traffic, the busiest link and each worker's compute / "
+      "communication / waiting split");
+  cmd->add_option("scenario", options->scenario, "Scenario file (JSON)")->required();
+  cmd->add_option("--json", options->json, "Write the results as JSON to FILE ('-': stdout)");
+  cmd->add_option("--csv", options->csv, "Write one CSV row per strategy to FILE ('-': stdout)");
+  cmd->add_option("--trace", options->trace,
+                  "Write the last step's timeline as Chrome trace events to FILE (open it in "
+                  "https://ui.perfetto.dev or chrome://tracing)");
+  cmd->add_option("--jobs", options->jobs,
+                  "Simulations run at once, each in its own process (default: one per CPU)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  cmd->callback([&action, options] {
+    action = [options] {
+      const Scenario scenario = load_scenario(options->scenario);
+      sim::SimulateOptions sim_options;
+      sim_options.jobs = options->jobs;
+      sim_options.keep_timeline = !options->trace.empty();
+      if (!options->quiet && isatty(STDERR_FILENO)) {
+        sim_options.progress = [](const std::string& line) { std::cerr << "\r" << line << "\033[K"; };
+      }
+      const sim::ScenarioResult result = sim::simulate_scenario(scenario, sim_options);
+      if (sim_options.progress) std::cerr << "\r\033[K";
+      const bool table_on_stdout = options->json != "-" && options->csv != "-";
+      if (table_on_stdout) print_table(scenario, result);
+      if (!options->json.empty()) write_output(options->json, sim::to_json(result).dump(2) + "\n");
+      if (!options->csv.empty()) write_output(options->csv, sim::to_csv(result));
+      if (!options->trace.empty()) {
+        write_output(options->trace, sim::to_chrome_trace(result).dump() + "\n");
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace ralp::cli

@@ -1,0 +1,101 @@
+// What a simulation produces: step times, traffic per host and link, each worker's compute /
+// communication / waiting split, and the timeline of the last step. Value types only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/sim/step_plan.hpp"
+
+namespace ralp::sim {
+
+enum class ActivityKind {
+  compute,    // a layer's forward or backward on a worker or on the head PS
+  update,     // applying gradients (PS shard, head PS, or a worker after all-reduce)
+  aggregate,  // summing a worker's gradient into a PS shard's or the head's accumulator
+  encode,     // gradient compression or decompression
+  copy,       // host-device copy over PCIe
+  send,       // a transfer, on the sender's track
+  receive,    // the same transfer, on the receiver's track
+};
+std::string_view to_string(ActivityKind kind);
+
+// One interval of a host's timeline.
+struct Activity {
+  int32_t host = 0;  // index into StrategyResult::hosts
+  int32_t peer = -1; // other end of a transfer
+  ActivityKind kind = ActivityKind::compute;
+  int32_t step = 0;
+  std::string label;  // layer name, "pull conv1", "ring 3/14", ...
+  double start = 0.0;  // simulated seconds
+  double end = 0.0;
+  double bytes = 0.0;
+  friend bool operator==(const Activity&, const Activity&) = default;
+};
+
+struct HostTraffic {
+  std::string name;  // "ps-0", "worker-3"
+  double bytes_in = 0.0;   // per step, averaged over the measured steps
+  double bytes_out = 0.0;
+  friend bool operator==(const HostTraffic&, const HostTraffic&) = default;
+};
+
+struct LinkLoad {
+  std::string name;
+  double bytes = 0.0;        // per step, averaged over the measured steps
+  double bandwidth = 0.0;    // bytes per second
+  double utilisation = 0.0;  // bytes / (bandwidth * step time)
+  friend bool operator==(const LinkLoad&, const LinkLoad&) = default;
+};
+
+// Per step, averaged over the measured steps (and, for the summary, over workers).
+struct TimeSplit {
+  double compute = 0.0;
+  double communication = 0.0;  // own transfers or copies in flight, not computing
+  double waiting = 0.0;        // neither: waiting for other workers, the PS, or a cycle
+  friend bool operator==(const TimeSplit&, const TimeSplit&) = default;
+};
+
+struct CutTrial {
+  std::string cut;  // first head layer
+  double step_time_s = 0.0;
+  friend bool operator==(const CutTrial&, const CutTrial&) = default;
+};
+
+struct StrategyResult {
+  std::string label;
+  StrategyKind kind = StrategyKind::ps;
+  std::optional<std::string> cut;  // first head layer
+  std::vector<double> step_times;  // every step, warm-up included
+  int64_t warmup_steps = 0;
+  double step_time_s = 0.0;  // mean over the measured steps
+  double images_per_s = 0.0;
+  std::optional<double> speedup_vs_ps;         // filled in when the scenario has a ps strategy
+  std::optional<double> speedup_vs_allreduce;  // filled in when it has an allreduce strategy
+  std::vector<HostTraffic> hosts;
+  std::vector<LinkLoad> links;  // links that carried traffic, busiest first
+  std::vector<TimeSplit> workers;  // indexed like the worker hosts
+  TimeSplit worker_mean;
+  double ps_busy_s = 0.0;  // head PS device busy time per step (aggregation, head, updates)
+  std::string ring_model;  // "message" or "coalesced" where a ring ran
+  ComputeSources worker_sources;
+  std::optional<ComputeSources> ps_sources;
+  std::vector<CutTrial> cut_search;  // cut "auto": every cut simulated
+  std::vector<Activity> timeline;    // the last step
+  friend bool operator==(const StrategyResult&, const StrategyResult&) = default;
+};
+
+struct ScenarioResult {
+  std::string scenario;  // scenario name
+  std::string file;
+  std::string model;
+  int64_t workers = 0;
+  int64_t parameter_servers = 0;
+  int64_t batch_per_worker = 0;
+  std::string network_model;
+  std::vector<StrategyResult> results;
+};
+
+}  // namespace ralp::sim

@@ -1,0 +1,116 @@
+// What one synchronous training step is made of, for one strategy: per-layer compute times on
+// the workers and the head PS, the variables and their shards, message sizes, and the PS and
+// compression costs. Pure: no SimGrid here; the step model (step_model.hpp) plays it out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/cost_model.hpp"
+#include "ralp/core/scenario.hpp"
+
+namespace ralp::sim {
+
+// The variables of one layer that live on one PS shard; they travel as one message (a pull before
+// the layer's forward, a push as soon as its backward produced the gradients).
+struct VariableGroup {
+  LayerId layer = 0;
+  int64_t shard = 0;
+  int64_t bytes = 0;
+  friend bool operator==(const VariableGroup&, const VariableGroup&) = default;
+};
+
+// One gradient tensor for ring all-reduce (a weight or a bias).
+struct Tensor {
+  LayerId layer = 0;
+  int64_t bytes = 0;
+  friend bool operator==(const Tensor&, const Tensor&) = default;
+};
+
+// Times of the tail layers on a worker at the per-worker batch.
+struct LayerTimes {
+  Seconds forward;
+  Seconds backward_data;
+  Seconds backward_weight;
+};
+
+// Which profile gave the times, and how many layers each source covered.
+struct ComputeSources {
+  std::string profile;         // device profile name
+  std::string profile_source;  // "datasheet" or "measured"
+  std::string cost_model;      // CostModel::describe()
+  size_t measured = 0;
+  size_t fitted = 0;
+  size_t datasheet = 0;
+  friend bool operator==(const ComputeSources&, const ComputeSources&) = default;
+};
+
+struct StepPlan {
+  StrategySpec strategy;
+  int64_t workers = 0;
+  int64_t shards = 0;  // parameter servers; 0 for allreduce
+  int64_t batch = 0;   // per worker
+
+  // Tail: layers [0, tail_end) run data-parallel on the workers. tail_end = size() without a cut.
+  LayerId tail_end = 0;
+  std::optional<LayerId> cut;  // first head layer (ralp, hybrid)
+  std::vector<std::string> layer_names;
+  std::vector<LayerTimes> worker;  // one per tail layer
+  // ps, ralp: the tail's variables on shards; groups_by_layer[l] lists layer l's messages.
+  std::vector<std::vector<VariableGroup>> groups_by_layer;
+  // allreduce, hybrid: the tail's gradient tensors in model order.
+  std::vector<Tensor> tensors;
+  int64_t tail_param_bytes = 0;
+
+  // Head (ralp, hybrid), on ps-0.
+  Seconds head_micro_batch;  // forward + backward of one worker's micro-batch (batch B)
+  Seconds head_full_batch;   // forward + backward of all W micro-batches at once (batch W*B)
+  int64_t head_param_bytes = 0;
+  int64_t boundary_bytes = 0;  // activations sent by one worker per step (batch B), labels included
+  int64_t activation_grad_bytes = 0;  // returned to each worker
+
+  // Device rates.
+  BytesPerSecond worker_update_rate;
+  BytesPerSecond worker_sum_rate;  // ring all-reduce's reductions
+  BytesPerSecond ps_sum_rate;
+  BytesPerSecond ps_update_rate;
+  std::optional<BytesPerSecond> worker_pcie;  // host-device copies (GPU workers, pcie_copies on)
+  std::optional<BytesPerSecond> ps_pcie;
+
+  // Gradient compression: compressed size of a gradient message and its encode/decode times.
+  CompressionKind compression = CompressionKind::none;
+  double topk_ratio = 0.0;
+  BytesPerSecond worker_encode_rate;
+  BytesPerSecond ps_encode_rate;
+
+  ComputeSources worker_sources;
+  std::optional<ComputeSources> ps_sources;  // strategies that compute on a PS
+
+  [[nodiscard]] bool has_head() const { return cut.has_value(); }
+  [[nodiscard]] bool uses_ring() const {
+    return strategy.kind == StrategyKind::allreduce || strategy.kind == StrategyKind::hybrid;
+  }
+  [[nodiscard]] bool uses_shards() const {
+    return strategy.kind == StrategyKind::ps || strategy.kind == StrategyKind::ralp;
+  }
+  // Size on the wire of a gradient of `bytes` after compression (rounded up to whole bytes).
+  [[nodiscard]] int64_t compressed(int64_t bytes) const;
+};
+
+// Labels are 32-bit integers, one per image.
+inline constexpr int64_t kLabelBytes = 4;
+
+// Builds the plan of `strategy` with the first head layer `cut` (ralp and hybrid; ignored by ps
+// and allreduce). Throws std::invalid_argument when a ralp/hybrid plan has no cut.
+StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
+                        std::optional<LayerId> cut);
+
+// Shards of the variables (weights and biases separately, in model order) of layers
+// [0, tail_end): round-robin as TensorFlow's default device setter, or greedy by bytes (each
+// variable to the least-loaded shard so far, ties to the lowest index).
+std::vector<int64_t> assign_shards(const LayerGraph& graph, LayerId tail_end, int64_t shards,
+                                   ShardPlacement placement);
+
+}  // namespace ralp::sim

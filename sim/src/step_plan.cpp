@@ -1,0 +1,199 @@
+// Building a strategy's step plan from the scenario and the cost models.
+#include "ralp/sim/step_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ralp::sim {
+namespace {
+
+// Reading and writing a gradient once: fp16 and int8 encoding stream the gradient through
+// memory; top-k selection makes several passes over it.
+constexpr double kStreamingEncodeArrays = 2.0;
+constexpr double kTopkEncodeArrays = 8.0;
+// int8 carries one float scale per message; top-k sends a 32-bit index with each value.
+constexpr int64_t kInt8ScaleBytes = 4;
+constexpr double kTopkIndexBytesPerValue = 4.0;
+
+ComputeSources sources_of(const DeviceProfile& profile, const CostModel& model,
+                          const LayerGraph& graph, LayerId first, LayerId last, int64_t batch) {
+  ComputeSources s;
+  s.profile = profile.name;
+  s.profile_source = std::string(to_string(profile.source));
+  s.cost_model = model.describe();
+  for (LayerId id = first; id < last; ++id) {
+    const LayerCost cost = model.estimate(make_layer_key(graph.layer(id), batch));
+    if (cost.forward.value() <= 0.0 && cost.backward().value() <= 0.0) continue;
+    switch (cost.source) {
+      case CostSource::measured:
+        ++s.measured;
+        break;
+      case CostSource::fitted:
+        ++s.fitted;
+        break;
+      case CostSource::datasheet:
+        ++s.datasheet;
+        break;
+    }
+  }
+  return s;
+}
+
+Seconds head_time(const LayerGraph& graph, const CostModel& model, LayerId first, int64_t batch) {
+  Seconds total;
+  for (LayerId id = first; id < graph.size(); ++id) {
+    const LayerCost cost = model.estimate(make_layer_key(graph.layer(id), batch));
+    total += cost.forward + cost.backward();
+  }
+  return total;
+}
+
+int64_t whole_bytes(Bytes b) { return static_cast<int64_t>(std::llround(b.value())); }
+
+BytesPerSecond encode_rate(const DeviceProfile& device, const CompressionSpec& spec) {
+  if (spec.encode_rate) return *spec.encode_rate;
+  const BytesPerSecond achieved = device.memory_bandwidth * device.memory_efficiency;
+  return achieved /
+         (spec.kind == CompressionKind::topk ? kTopkEncodeArrays : kStreamingEncodeArrays);
+}
+
+}  // namespace
+
+int64_t StepPlan::compressed(int64_t bytes) const {
+  switch (compression) {
+    case CompressionKind::none:
+      return bytes;
+    case CompressionKind::fp16:
+      return (bytes + 1) / 2;
+    case CompressionKind::int8:
+      return (bytes + 3) / 4 + kInt8ScaleBytes;
+    case CompressionKind::topk: {
+      const double values = std::ceil(topk_ratio * static_cast<double>(bytes) / kBytesPerFloat);
+      return static_cast<int64_t>(values * (kBytesPerFloat + kTopkIndexBytesPerValue));
+    }
+  }
+  return bytes;
+}
+
+std::vector<int64_t> assign_shards(const LayerGraph& graph, LayerId tail_end, int64_t shards,
+                                   ShardPlacement placement) {
+  std::vector<int64_t> out;
+  std::vector<double> load(static_cast<size_t>(shards), 0.0);
+  int64_t next = 0;
+  const auto place = [&](Bytes bytes) {
+    int64_t shard = 0;
+    if (placement == ShardPlacement::round_robin) {
+      shard = next++ % shards;
+    } else {
+      shard = std::min_element(load.begin(), load.end()) - load.begin();
+    }
+    load[static_cast<size_t>(shard)] += bytes.value();
+    out.push_back(shard);
+  };
+  for (LayerId id = 0; id < tail_end; ++id) {
+    const Layer& layer = graph.layer(id);
+    if (layer.weight_params > 0) place(layer.weight_bytes());
+    if (layer.bias_params > 0) place(layer.bias_bytes());
+  }
+  return out;
+}
+
+StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
+                        std::optional<LayerId> cut) {
+  const LayerGraph& graph = scenario.model;
+  const bool wants_cut =
+      strategy.kind == StrategyKind::ralp || strategy.kind == StrategyKind::hybrid;
+  if (wants_cut && !cut) throw std::invalid_argument("ralp and hybrid plans need a cut");
+  if (!wants_cut) cut.reset();
+
+  StepPlan plan;
+  plan.strategy = strategy;
+  plan.workers = scenario.workers;
+  plan.shards = strategy.kind == StrategyKind::allreduce ? 0 : scenario.parameter_servers;
+  plan.batch = scenario.batch_per_worker;
+  plan.cut = cut;
+  plan.tail_end = cut.value_or(graph.size());
+
+  const auto worker_model = make_cost_model(scenario.worker_device);
+  for (LayerId id = 0; id < plan.tail_end; ++id) {
+    const LayerCost cost = worker_model->estimate(make_layer_key(graph.layer(id), plan.batch));
+    plan.worker.push_back({cost.forward, cost.backward_data, cost.backward_weight});
+    plan.layer_names.push_back(graph.layer(id).name());
+  }
+  plan.worker_sources =
+      sources_of(scenario.worker_device, *worker_model, graph, 0, plan.tail_end, plan.batch);
+
+  plan.groups_by_layer.resize(plan.tail_end);
+  if (plan.uses_shards()) {
+    const auto shards = assign_shards(graph, plan.tail_end, plan.shards, strategy.sharding);
+    size_t variable = 0;
+    for (LayerId id = 0; id < plan.tail_end; ++id) {
+      const Layer& layer = graph.layer(id);
+      const auto add = [&](Bytes bytes) {
+        const int64_t shard = shards[variable++];
+        auto& groups = plan.groups_by_layer[id];
+        const auto same = std::find_if(groups.begin(), groups.end(),
+                                       [shard](const VariableGroup& g) { return g.shard == shard; });
+        if (same != groups.end()) {
+          same->bytes += whole_bytes(bytes);
+        } else {
+          groups.push_back({id, shard, whole_bytes(bytes)});
+        }
+      };
+      if (layer.weight_params > 0) add(layer.weight_bytes());
+      if (layer.bias_params > 0) add(layer.bias_bytes());
+    }
+  }
+  for (LayerId id = 0; id < plan.tail_end; ++id) {
+    const Layer& layer = graph.layer(id);
+    plan.tail_param_bytes += whole_bytes(layer.param_bytes());
+    if (plan.uses_ring()) {
+      if (layer.weight_params > 0) plan.tensors.push_back({id, whole_bytes(layer.weight_bytes())});
+      if (layer.bias_params > 0) plan.tensors.push_back({id, whole_bytes(layer.bias_bytes())});
+    }
+  }
+
+  plan.worker_update_rate = scenario.worker_device.update_rate;
+  plan.worker_sum_rate = scenario.worker_device.gradient_sum_rate;
+  plan.ps_sum_rate = scenario.ps_device.gradient_sum_rate;
+  plan.ps_update_rate = scenario.ps_device.update_rate;
+  if (scenario.pcie_copies && scenario.worker_device.kind == DeviceKind::gpu) {
+    plan.worker_pcie = scenario.worker_device.pcie_bandwidth;
+  }
+  if (scenario.pcie_copies && scenario.ps_device.kind == DeviceKind::gpu) {
+    plan.ps_pcie = scenario.ps_device.pcie_bandwidth;
+  }
+  plan.compression = scenario.compression.kind;
+  plan.topk_ratio = scenario.compression.topk_ratio;
+  plan.worker_encode_rate = encode_rate(scenario.worker_device, scenario.compression);
+  plan.ps_encode_rate = encode_rate(scenario.ps_device, scenario.compression);
+
+  if (plan.has_head()) {
+    const auto ps_model = make_cost_model(scenario.ps_device);
+    const CutInfo info = graph.describe_cut(*cut);
+    plan.head_micro_batch = head_time(graph, *ps_model, *cut, plan.batch);
+    plan.head_full_batch = head_time(graph, *ps_model, *cut, plan.batch * plan.workers);
+    for (LayerId id = *cut; id < graph.size(); ++id) {
+      plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
+    }
+    const int64_t activations = whole_bytes(info.boundary_bytes_per_image * double(plan.batch));
+    plan.boundary_bytes = activations + kLabelBytes * plan.batch;
+    plan.activation_grad_bytes = activations;
+    const int64_t head_batch =
+        strategy.head_mode == HeadMode::per_worker ? plan.batch : plan.batch * plan.workers;
+    plan.ps_sources = sources_of(scenario.ps_device, *ps_model, graph, *cut, graph.size(),
+                                 head_batch);
+  } else if (plan.uses_shards()) {
+    // The PS only sums and applies gradients; record its profile for the outputs.
+    const auto ps_model = make_cost_model(scenario.ps_device);
+    ComputeSources s;
+    s.profile = scenario.ps_device.name;
+    s.profile_source = std::string(to_string(scenario.ps_device.source));
+    s.cost_model = ps_model->describe();
+    plan.ps_sources = s;
+  }
+  return plan;
+}
+
+}  // namespace ralp::sim
