@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <memory>
 
@@ -97,6 +98,35 @@ std::string label_of(const World& world, int64_t step, const std::string& prefix
 
 // ---------------------------------------------------------------- parameter-server side
 
+// Sums one worker's gradient for shard s's group i into the accumulator; the W-th sum of the step
+// applies the update and completes that part of the step.
+void aggregate_group(Model& m, int64_t s, int64_t k, size_t i) {
+  World& world = m.world;
+  const int32_t ps = world.ps_index(s);
+  const VariableGroup& g = m.shard_groups[static_cast<size_t>(s)][i];
+  const int64_t wire = m.plan.compressed(g.bytes);
+  const std::string& name = m.plan.layer_names[g.layer];
+  if (m.plan.ps_pcie) {
+    world.busy_wait(ps, ActivityKind::copy, k, label_of(world, k, "copy ", name),
+                    seconds(wire, *m.plan.ps_pcie));
+  }
+  world.lock_device(s);
+  if (m.plan.compression != CompressionKind::none) {
+    world.compute(ps, ActivityKind::encode, k, label_of(world, k, "decode ", name),
+                  seconds(g.bytes, m.plan.ps_encode_rate));
+  }
+  world.compute(ps, ActivityKind::aggregate, k, label_of(world, k, "sum ", name),
+                seconds(g.bytes, m.plan.ps_sum_rate));
+  world.unlock_device(s);
+  if (++m.sums[static_cast<size_t>(s)][i] == (k + 1) * world.workers) {
+    world.lock_device(s);
+    world.compute(ps, ActivityKind::update, k, label_of(world, k, "update ", name),
+                  seconds(g.bytes, m.plan.ps_update_rate));
+    world.unlock_device(s);
+    world.complete_part(k);
+  }
+}
+
 void shard_actor(Model& m, int64_t s, int64_t w) {
   World& world = m.world;
   const auto& groups = m.shard_groups[static_cast<size_t>(s)];
@@ -104,40 +134,22 @@ void shard_actor(Model& m, int64_t s, int64_t w) {
   const int32_t worker = world.worker_index(w);
   sg4::Mailbox* pulls = world.mailbox("pull", ps, worker);
   sg4::Mailbox* pushes = world.mailbox("push", worker, ps);
-  int* payload = nullptr;
   for (int64_t k = 0; k < world.steps; ++k) {
     if (k > 0) world.wait_step_complete(k - 1);
     for (const auto& g : groups) {
       world.send(pulls, ps, worker, g.bytes, k,
                  label_of(world, k, "pull ", m.plan.layer_names[g.layer]));
     }
-    // Pushes arrive in backward order; keep the next receive posted while summing this one.
-    sg4::CommPtr next = groups.empty() ? nullptr : pushes->get_async(&payload);
-    for (size_t i = groups.size(); i-- > 0;) {
+    // Pushes arrive in backward order, several groups per message when they queued up at the
+    // worker; keep the next receive posted while summing this one's groups.
+    void* count = nullptr;
+    sg4::CommPtr next = groups.empty() ? nullptr : pushes->get_async(&count);
+    size_t remaining = groups.size();
+    while (remaining > 0) {
       next->wait();
-      next = i > 0 ? pushes->get_async(&payload) : nullptr;
-      const VariableGroup& g = groups[i];
-      const int64_t wire = m.plan.compressed(g.bytes);
-      const std::string& name = m.plan.layer_names[g.layer];
-      if (m.plan.ps_pcie) {
-        world.busy_wait(ps, ActivityKind::copy, k, label_of(world, k, "copy ", name),
-                        seconds(wire, *m.plan.ps_pcie));
-      }
-      world.lock_device(s);
-      if (m.plan.compression != CompressionKind::none) {
-        world.compute(ps, ActivityKind::encode, k, label_of(world, k, "decode ", name),
-                      seconds(g.bytes, m.plan.ps_encode_rate));
-      }
-      world.compute(ps, ActivityKind::aggregate, k, label_of(world, k, "sum ", name),
-                    seconds(g.bytes, m.plan.ps_sum_rate));
-      world.unlock_device(s);
-      if (++m.sums[static_cast<size_t>(s)][i] == (k + 1) * world.workers) {
-        world.lock_device(s);
-        world.compute(ps, ActivityKind::update, k, label_of(world, k, "update ", name),
-                      seconds(g.bytes, m.plan.ps_update_rate));
-        world.unlock_device(s);
-        world.complete_part(k);
-      }
+      const auto in_message = static_cast<size_t>(reinterpret_cast<uintptr_t>(count));
+      next = remaining > in_message ? pushes->get_async(&count) : nullptr;
+      for (size_t j = 0; j < in_message; ++j) aggregate_group(m, s, k, --remaining);
     }
   }
 }
@@ -229,6 +241,8 @@ void puller_actor(Model& m, int64_t s, int64_t w) {
   }
 }
 
+// Gradients that are ready when the connection frees up leave as one stream, as pipelined
+// messages on one TCP connection do; each is still summed on its own at the PS.
 void pusher_actor(Model& m, int64_t s, int64_t w) {
   World& world = m.world;
   const auto& groups = m.shard_groups[static_cast<size_t>(s)];
@@ -237,17 +251,31 @@ void pusher_actor(Model& m, int64_t s, int64_t w) {
   const int32_t ps = world.ps_index(s);
   sg4::Mailbox* pushes = world.mailbox("push", worker, ps);
   WorkerState& state = *m.workers[static_cast<size_t>(w)];
+  const sg4::SemaphorePtr& ready = state.gradients_ready[static_cast<size_t>(s)];
   for (int64_t k = 0; k < world.steps; ++k) {
-    for (size_t i = groups.size(); i-- > 0;) {
-      state.gradients_ready[static_cast<size_t>(s)]->acquire();
-      const VariableGroup& g = groups[i];
-      const int64_t wire = m.plan.compressed(g.bytes);
-      const std::string& name = m.plan.layer_names[g.layer];
-      if (m.plan.worker_pcie) {
-        world.busy_wait(worker, ActivityKind::copy, k, label_of(world, k, "copy ", name),
-                        seconds(wire, *m.plan.worker_pcie));
+    size_t remaining = groups.size();
+    while (remaining > 0) {
+      ready->acquire();
+      size_t count = 1;
+      while (count < remaining && !ready->would_block()) {
+        ready->acquire();
+        ++count;
       }
-      world.send(pushes, worker, ps, wire, k, label_of(world, k, "push ", name));
+      int64_t wire = 0;
+      for (size_t j = 0; j < count; ++j) wire += m.plan.compressed(groups[remaining - 1 - j].bytes);
+      std::string label;
+      if (world.traced(k)) {
+        label = "push " + m.plan.layer_names[groups[remaining - 1].layer];
+        if (count > 1) label += ".." + m.plan.layer_names[groups[remaining - count].layer];
+      }
+      if (m.plan.worker_pcie) {
+        world.busy_wait(worker, ActivityKind::copy, k, label, seconds(wire, *m.plan.worker_pcie));
+      }
+      const double start = sg4::Engine::get_clock();
+      pushes->put(reinterpret_cast<void*>(static_cast<uintptr_t>(count)),
+                  static_cast<uint64_t>(wire));
+      world.record_transfer(worker, ps, wire, k, label, start);
+      remaining -= count;
     }
   }
 }

@@ -90,7 +90,8 @@ void World::compute(int32_t host, ActivityKind kind, int64_t step, const std::st
                     double seconds) {
   if (seconds <= 0.0) return;
   const double start = sg4::Engine::get_clock();
-  sg4::this_actor::execute(seconds * kHostSpeed);
+  // Platform files may give hosts any speed: the duration, not the flop count, is what counts.
+  sg4::this_actor::execute(seconds * hosts_[host]->get_speed());
   add_activity(host, -1, kind, step, label, start, sg4::Engine::get_clock(), 0.0);
 }
 
