@@ -1,6 +1,7 @@
 // Scenario files: defaults, cross-references, and the corpus of bad scenarios with the exact
 // message each must produce.
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/model_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -101,6 +102,31 @@ TEST(Scenario, CliAcceptsAGoodScenario) {
                                            (kData / "scenarios/minimal.json").string());
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_NE(result.out.find("ok: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(Scenario, EveryShippedScenarioIsValid) {
+  size_t checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(RALP_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".json" ||
+        entry.path().parent_path().filename() == "models") {
+      continue;
+    }
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW(load_scenario(entry.path()));
+    ++checked;
+  }
+  EXPECT_GE(checked, 30u);
+}
+
+TEST(Scenario, ModelFilesInTheDocsParse) {
+  const auto g = load_model_file(fs::path(RALP_SOURCE_DIR) / "scenarios/examples/models/mynet.json");
+  EXPECT_EQ(g.predecessors(*g.find("sum")).size(), 2u);
 }
 
 }  // namespace
