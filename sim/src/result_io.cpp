@@ -216,11 +216,13 @@ std::string to_csv(const ScenarioResult& s) {
 Json to_chrome_trace(const ScenarioResult& s) {
   Json events = Json::array();
   // Threads: compute-like kinds on fixed ids, transfers on one thread per peer and direction.
-  constexpr int kComputeThread = 1;
-  constexpr int kPsDeviceThread = 2;
-  constexpr int kCopyThread = 3;
-  constexpr int kSendThreadBase = 1000;
-  constexpr int kReceiveThreadBase = 100000;
+  constexpr int64_t kComputeThread = 1;
+  constexpr int64_t kPsDeviceThread = 2;
+  constexpr int64_t kThreadsPerKind = 1 << 20;  // room for one track per peer host
+  constexpr int64_t kSendThreadBase = 1 * kThreadsPerKind;
+  constexpr int64_t kReceiveThreadBase = 2 * kThreadsPerKind;
+  constexpr int64_t kCopyThreadBase = 3 * kThreadsPerKind;
+  constexpr int64_t kRingEncodeThreadBase = 4 * kThreadsPerKind;
   for (size_t si = 0; si < s.results.size(); ++si) {
     const StrategyResult& r = s.results[si];
     const auto pid = [&](int32_t host) {
@@ -240,9 +242,16 @@ Json to_chrome_trace(const ScenarioResult& s) {
     for (const auto& a : r.timeline) {
       int64_t tid = kComputeThread;
       std::string thread = "compute";
+      const auto peer_name = [&]() { return r.hosts[static_cast<size_t>(a.peer)].name; };
       switch (a.kind) {
         case ActivityKind::compute:
+          break;
         case ActivityKind::encode:
+          // Ring buffers are encoded on a stream of their own, beside the backward pass.
+          if (a.peer >= 0) {
+            tid = kRingEncodeThreadBase + a.peer;
+            thread = "ring encode to " + peer_name();
+          }
           break;
         case ActivityKind::update:
         case ActivityKind::aggregate:
@@ -250,16 +259,16 @@ Json to_chrome_trace(const ScenarioResult& s) {
           thread = "aggregate and update";
           break;
         case ActivityKind::copy:
-          tid = kCopyThread;
-          thread = "host-device copies";
+          tid = kCopyThreadBase + a.peer;
+          thread = "host-device copies, " + peer_name();
           break;
         case ActivityKind::send:
           tid = kSendThreadBase + a.peer;
-          thread = "send to " + r.hosts[static_cast<size_t>(a.peer)].name;
+          thread = "send to " + peer_name();
           break;
         case ActivityKind::receive:
           tid = kReceiveThreadBase + a.peer;
-          thread = "receive from " + r.hosts[static_cast<size_t>(a.peer)].name;
+          thread = "receive from " + peer_name();
           break;
       }
       thread_names.emplace(std::pair{pid(a.host), tid}, thread);

@@ -98,17 +98,17 @@ std::string label_of(const World& world, int64_t step, const std::string& prefix
 
 // ---------------------------------------------------------------- parameter-server side
 
-// Sums one worker's gradient for shard s's group i into the accumulator; the W-th sum of the step
+// Sums worker w's gradient for shard s's group i into the accumulator; the W-th sum of the step
 // applies the update and completes that part of the step.
-void aggregate_group(Model& m, int64_t s, int64_t k, size_t i) {
+void aggregate_group(Model& m, int64_t s, int64_t w, int64_t k, size_t i) {
   World& world = m.world;
   const int32_t ps = world.ps_index(s);
   const VariableGroup& g = m.shard_groups[static_cast<size_t>(s)][i];
   const int64_t wire = m.plan.compressed(g.bytes);
   const std::string& name = m.plan.layer_names[g.layer];
   if (m.plan.ps_pcie) {
-    world.busy_wait(ps, ActivityKind::copy, k, label_of(world, k, "copy ", name),
-                    seconds(wire, *m.plan.ps_pcie));
+    world.busy_wait(ps, world.worker_index(w), ActivityKind::copy, k,
+                    label_of(world, k, "copy ", name), seconds(wire, *m.plan.ps_pcie));
   }
   world.lock_device(s);
   if (m.plan.compression != CompressionKind::none) {
@@ -149,7 +149,7 @@ void shard_actor(Model& m, int64_t s, int64_t w) {
       next->wait();
       const auto in_message = static_cast<size_t>(reinterpret_cast<uintptr_t>(count));
       next = remaining > in_message ? pushes->get_async(&count) : nullptr;
-      for (size_t j = 0; j < in_message; ++j) aggregate_group(m, s, k, --remaining);
+      for (size_t j = 0; j < in_message; ++j) aggregate_group(m, s, w, k, --remaining);
     }
   }
 }
@@ -165,7 +165,8 @@ void head_actor(Model& m, int64_t w) {
   for (int64_t k = 0; k < world.steps; ++k) {
     activations->get<int>();
     if (plan.ps_pcie) {
-      world.busy_wait(ps, ActivityKind::copy, k, label_of(world, k, "copy in ", world.host_name(worker)),
+      world.busy_wait(ps, worker, ActivityKind::copy, k,
+                      label_of(world, k, "copy in ", world.host_name(worker)),
                       seconds(plan.boundary_bytes, *plan.ps_pcie));
     }
     if (per_worker) {
@@ -188,7 +189,8 @@ void head_actor(Model& m, int64_t w) {
       while (m.head_batch_done < k) m.head_cv->wait(lock);
     }
     if (plan.ps_pcie) {
-      world.busy_wait(ps, ActivityKind::copy, k, label_of(world, k, "copy out ", world.host_name(worker)),
+      world.busy_wait(ps, worker, ActivityKind::copy, k,
+                      label_of(world, k, "copy out ", world.host_name(worker)),
                       seconds(plan.activation_grad_bytes, *plan.ps_pcie));
     }
     const double start = sg4::Engine::get_clock();
@@ -230,7 +232,7 @@ void puller_actor(Model& m, int64_t s, int64_t w) {
       next = last ? nullptr : pulls->get_async(&payload);
       const VariableGroup& g = groups[i];
       if (m.plan.worker_pcie) {
-        world.busy_wait(worker, ActivityKind::copy, k,
+        world.busy_wait(worker, world.ps_index(s), ActivityKind::copy, k,
                         label_of(world, k, "copy ", m.plan.layer_names[g.layer]),
                         seconds(g.bytes, *m.plan.worker_pcie));
       }
@@ -269,7 +271,8 @@ void pusher_actor(Model& m, int64_t s, int64_t w) {
         if (count > 1) label += ".." + m.plan.layer_names[groups[remaining - count].layer];
       }
       if (m.plan.worker_pcie) {
-        world.busy_wait(worker, ActivityKind::copy, k, label, seconds(wire, *m.plan.worker_pcie));
+        world.busy_wait(worker, ps, ActivityKind::copy, k, label,
+                        seconds(wire, *m.plan.worker_pcie));
       }
       const double start = sg4::Engine::get_clock();
       pushes->put(reinterpret_cast<void*>(static_cast<uintptr_t>(count)),
@@ -313,14 +316,15 @@ void worker_actor(Model& m, int64_t w) {
     if (plan.has_head()) {
       const int32_t ps = world.ps_index(0);
       if (plan.worker_pcie) {
-        world.busy_wait(self, ActivityKind::copy, k, label_of(world, k, "copy ", "activations"),
+        world.busy_wait(self, ps, ActivityKind::copy, k, label_of(world, k, "copy ", "activations"),
                         seconds(plan.boundary_bytes, *plan.worker_pcie));
       }
       world.send(world.mailbox("act", self, ps), self, ps, plan.boundary_bytes, k,
                  label_of(world, k, "", "activations and labels"));
       world.mailbox("grad", ps, self)->get<int>();
       if (plan.worker_pcie) {
-        world.busy_wait(self, ActivityKind::copy, k, label_of(world, k, "copy ", "activation gradient"),
+        world.busy_wait(self, ps, ActivityKind::copy, k,
+                        label_of(world, k, "copy ", "activation gradient"),
                         seconds(plan.activation_grad_bytes, *plan.worker_pcie));
       }
     }
@@ -382,7 +386,7 @@ void ring_member_actor(Model& m, int64_t w) {
     const std::string label = label_of(world, k, "all-reduce ", std::to_string(ring.job));
     const double job_start = sg4::Engine::get_clock();
     if (world.plan.compression != CompressionKind::none) {
-      world.busy_wait(self, ActivityKind::encode, k, label,
+      world.busy_wait(self, next, ActivityKind::encode, k, label,
                       seconds(ring.raw_bytes, world.plan.worker_encode_rate));
     }
     if (ring.coalesced) {
@@ -410,7 +414,7 @@ void ring_member_actor(Model& m, int64_t w) {
       }
     }
     if (world.plan.compression != CompressionKind::none) {
-      world.busy_wait(self, ActivityKind::encode, k, label,
+      world.busy_wait(self, next, ActivityKind::encode, k, label,
                       seconds(ring.raw_bytes, world.plan.worker_encode_rate));
     }
     world.record_busy(self, k, job_start, sg4::Engine::get_clock(), false);

@@ -95,12 +95,12 @@ void World::compute(int32_t host, ActivityKind kind, int64_t step, const std::st
   add_activity(host, -1, kind, step, label, start, sg4::Engine::get_clock(), 0.0);
 }
 
-void World::busy_wait(int32_t host, ActivityKind kind, int64_t step, const std::string& label,
-                      double seconds) {
+void World::busy_wait(int32_t host, int32_t peer, ActivityKind kind, int64_t step,
+                      const std::string& label, double seconds) {
   if (seconds <= 0.0) return;
   const double start = sg4::Engine::get_clock();
   sg4::this_actor::sleep_for(seconds);
-  add_activity(host, -1, kind, step, label, start, sg4::Engine::get_clock(), 0.0);
+  add_activity(host, peer, kind, step, label, start, sg4::Engine::get_clock(), 0.0);
 }
 
 const std::vector<int32_t>& World::route(int32_t src, int32_t dst) {

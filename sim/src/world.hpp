@@ -53,9 +53,10 @@ class World {
   void compute(int32_t host, ActivityKind kind, int64_t step, const std::string& label,
                double seconds);
   // Waits `seconds` without using the host's CPU (copy engines, compression streams, ring
-  // reductions on a separate stream), and records it.
-  void busy_wait(int32_t host, ActivityKind kind, int64_t step, const std::string& label,
-                 double seconds);
+  // reductions on a separate stream), and records it against `peer`, the host the data comes
+  // from or goes to, so that each peer's copies get their own timeline track.
+  void busy_wait(int32_t host, int32_t peer, ActivityKind kind, int64_t step,
+                 const std::string& label, double seconds);
   // A blocking send; records the transfer on both ends and counts its bytes on every link.
   void send(simgrid::s4u::Mailbox* box, int32_t src, int32_t dst, int64_t bytes, int64_t step,
             const std::string& label);

@@ -64,6 +64,11 @@ TEST(Platforms, PlatformFileWithRoles) {
   expect_runs_and_conserves_bytes(s);
 }
 
+TEST(Platforms, FatTreePlatformFile) {
+  expect_runs_and_conserves_bytes(on(R"({"kind": "file", "file": ")" RALP_SOURCE_DIR
+                                     R"(/platforms/fat-tree-16.xml"})"));
+}
+
 TEST(Platforms, TopologyTooSmallIsABadScenario) {
   EXPECT_THROW(on(R"({"kind": "torus", "nic_bandwidth": "10Gbps", "topology": "2,2"})"),
                InputError);
