@@ -14,13 +14,13 @@ constexpr size_t kMaxDescribedLength = 40;
 // Tracks the JSON pointer of the value being parsed so that a duplicate key can be named.
 class DuplicateKeyFinder {
  public:
-  bool on_event(int depth, Json::parse_event_t event, Json& parsed) {
+  bool on_event(Json::parse_event_t event, const Json& parsed) {
     using Event = Json::parse_event_t;
     switch (event) {
       case Event::object_start:
       case Event::array_start:
-        begin_value(depth);
-        frames_.push_back({event == Event::object_start, {}, 0, {}});
+        begin_value();
+        frames_.push_back({.is_object = event == Event::object_start});
         break;
       case Event::object_end:
       case Event::array_end:
@@ -35,7 +35,7 @@ class DuplicateKeyFinder {
         break;
       }
       case Event::value:
-        begin_value(depth);
+        begin_value();
         break;
     }
     return true;
@@ -45,17 +45,17 @@ class DuplicateKeyFinder {
 
  private:
   struct Frame {
-    bool is_object;
-    std::string key;
-    size_t next_index;
-    std::set<std::string> keys;
-    size_t index = 0;
+    bool is_object = false;
+    std::string key;             // objects: the key being read
+    std::set<std::string> keys;  // objects: keys seen so far
+    size_t index = 0;            // arrays: the element being read
+    size_t count = 0;            // arrays: elements started so far
   };
 
-  // A value starting inside an array advances that array's index.
-  void begin_value(int /*depth*/) {
+  // A value starting inside an array is that array's next element.
+  void begin_value() {
     if (!frames_.empty() && !frames_.back().is_object) {
-      frames_.back().index = frames_.back().next_index++;
+      frames_.back().index = frames_.back().count++;
     }
   }
 
@@ -135,8 +135,8 @@ Json parse_json_text(std::string_view text, const std::string& label) {
   try {
     value = Json::parse(
         text.begin(), text.end(),
-        [&finder](int depth, Json::parse_event_t event, Json& parsed) {
-          return finder.on_event(depth, event, parsed);
+        [&finder](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+          return finder.on_event(event, parsed);
         },
         /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const Json::parse_error& e) {
