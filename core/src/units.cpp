@@ -111,7 +111,8 @@ std::optional<FlopsPerSecond> parse_flops_rate(std::string_view text) {
 std::string format_seconds(Seconds s) {
   const double v = s.value();
   char buffer[64];
-  if (v == 0.0) return "0 s";
+  // Below a nanosecond is rounding noise of sums of simulated times.
+  if (std::fabs(v) < 1e-9) return "0 s";
   if (std::fabs(v) < 1e-6) {
     std::snprintf(buffer, sizeof buffer, "%.3g ns", v * 1e9);
   } else if (std::fabs(v) < 1e-3) {

@@ -71,6 +71,8 @@ struct Model {
   const StepPlan& plan;
   std::vector<std::unique_ptr<WorkerState>> workers;
   std::unique_ptr<Ring> ring;
+  // Per tail layer: whether it has gradients to all-reduce.
+  std::vector<bool> ring_layers;
   // Per shard: its variable groups in forward order.
   std::vector<std::vector<VariableGroup>> shard_groups;
   // Per shard and group position: W sums, counted over all steps.
@@ -110,19 +112,17 @@ void aggregate_group(Model& m, int64_t s, int64_t w, int64_t k, size_t i) {
     world.busy_wait(ps, world.worker_index(w), ActivityKind::copy, k,
                     label_of(world, k, "copy ", name), seconds(wire, *m.plan.ps_pcie));
   }
-  world.lock_device(s);
+  std::vector<World::Work> work;
   if (m.plan.compression != CompressionKind::none) {
-    world.compute(ps, ActivityKind::encode, k, label_of(world, k, "decode ", name),
-                  seconds(g.bytes, m.plan.ps_encode_rate));
+    work.push_back({ActivityKind::encode, label_of(world, k, "decode ", name),
+                    seconds(g.bytes, m.plan.ps_encode_rate)});
   }
-  world.compute(ps, ActivityKind::aggregate, k, label_of(world, k, "sum ", name),
-                seconds(g.bytes, m.plan.ps_sum_rate));
-  world.unlock_device(s);
+  work.push_back({ActivityKind::aggregate, label_of(world, k, "sum ", name),
+                  seconds(g.bytes, m.plan.ps_sum_rate)});
+  world.run_on_ps(s, k, work);
   if (++m.sums[static_cast<size_t>(s)][i] == (k + 1) * world.workers) {
-    world.lock_device(s);
-    world.compute(ps, ActivityKind::update, k, label_of(world, k, "update ", name),
-                  seconds(g.bytes, m.plan.ps_update_rate));
-    world.unlock_device(s);
+    world.run_on_ps(s, k, {{ActivityKind::update, label_of(world, k, "update ", name),
+                            seconds(g.bytes, m.plan.ps_update_rate)}});
     world.complete_part(k);
   }
 }
@@ -170,18 +170,15 @@ void head_actor(Model& m, int64_t w) {
                       seconds(plan.boundary_bytes, *plan.ps_pcie));
     }
     if (per_worker) {
-      world.lock_device(0);
-      world.compute(ps, ActivityKind::compute, k, label_of(world, k, "head ", world.host_name(worker)),
-                    plan.head_micro_batch.value());
-      world.unlock_device(0);
+      world.run_on_ps(0, k, {{ActivityKind::compute,
+                              label_of(world, k, "head ", world.host_name(worker)),
+                              plan.head_micro_batch.value()}});
     } else {
       std::unique_lock lock(*m.head_mutex);
       if (++m.head_arrived == (k + 1) * world.workers) {
         lock.unlock();
-        world.lock_device(0);
-        world.compute(ps, ActivityKind::compute, k, label_of(world, k, "head ", "all workers"),
-                      plan.head_full_batch.value());
-        world.unlock_device(0);
+        world.run_on_ps(0, k, {{ActivityKind::compute, label_of(world, k, "head ", "all workers"),
+                                plan.head_full_batch.value()}});
         lock.lock();
         m.head_batch_done = k;
         m.head_cv->notify_all();
@@ -196,19 +193,16 @@ void head_actor(Model& m, int64_t w) {
     const double start = sg4::Engine::get_clock();
     sg4::CommPtr reply = gradients->put_async(&g_token, static_cast<uint64_t>(plan.activation_grad_bytes));
     if (per_worker) {
-      world.lock_device(0);
-      world.compute(ps, ActivityKind::aggregate, k, label_of(world, k, "sum head ", world.host_name(worker)),
-                    seconds(plan.head_param_bytes, plan.ps_sum_rate));
-      world.unlock_device(0);
+      world.run_on_ps(0, k, {{ActivityKind::aggregate,
+                              label_of(world, k, "sum head ", world.host_name(worker)),
+                              seconds(plan.head_param_bytes, plan.ps_sum_rate)}});
     }
     reply->wait();
     world.record_transfer(ps, worker, plan.activation_grad_bytes, k,
                           label_of(world, k, "activation gradient ", world.host_name(worker)), start);
     if (++m.head_returned == (k + 1) * world.workers) {
-      world.lock_device(0);
-      world.compute(ps, ActivityKind::update, k, label_of(world, k, "update ", "head"),
-                    seconds(plan.head_param_bytes, plan.ps_update_rate));
-      world.unlock_device(0);
+      world.run_on_ps(0, k, {{ActivityKind::update, label_of(world, k, "update ", "head"),
+                              seconds(plan.head_param_bytes, plan.ps_update_rate)}});
       world.complete_part(k);
     }
   }
@@ -295,12 +289,19 @@ void mark_gradients_ready(Model& m, LayerId layer, int64_t step) {
   }
 }
 
+// Compute between two communication points runs as one block (World::run_on_worker): the
+// pending work is flushed before the worker waits for variables, sends, or hands gradients over.
 void worker_actor(Model& m, int64_t w) {
   World& world = m.world;
   const StepPlan& plan = m.plan;
   const int32_t self = world.worker_index(w);
   WorkerState& state = *m.workers[static_cast<size_t>(w)];
   const Scenario& scenario = world.scenario;
+  std::vector<World::Work> pending;
+  const auto flush = [&](int64_t k) {
+    world.run_on_worker(self, k, pending);
+    pending.clear();
+  };
   for (int64_t k = 0; k < world.steps; ++k) {
     const double slowdown = straggler_factor(scenario.stragglers, scenario.seed, k, w);
     for (LayerId l = 0; l < plan.tail_end; ++l) {
@@ -308,11 +309,17 @@ void worker_actor(Model& m, int64_t w) {
       if (!groups.empty()) {
         const int64_t needed = (k + 1) * static_cast<int64_t>(groups.size());
         std::unique_lock lock(*state.mutex);
-        while (state.arrived[l] < needed) state.arrived_cv->wait(lock);
+        if (state.arrived[l] < needed) {
+          lock.unlock();
+          flush(k);
+          lock.lock();
+          while (state.arrived[l] < needed) state.arrived_cv->wait(lock);
+        }
       }
-      world.compute(self, ActivityKind::compute, k, label_of(world, k, "", plan.layer_names[l]),
-                    slowdown * plan.worker[l].forward.value());
+      pending.push_back({ActivityKind::compute, label_of(world, k, "", plan.layer_names[l]),
+                         slowdown * plan.worker[l].forward.value()});
     }
+    flush(k);
     if (plan.has_head()) {
       const int32_t ps = world.ps_index(0);
       if (plan.worker_pcie) {
@@ -330,32 +337,34 @@ void worker_actor(Model& m, int64_t w) {
     }
     for (LayerId l = plan.tail_end; l-- > 0;) {
       const std::string& name = plan.layer_names[l];
-      world.compute(self, ActivityKind::compute, k, label_of(world, k, "grad ", name),
-                    slowdown * plan.worker[l].backward_weight.value());
+      pending.push_back({ActivityKind::compute, label_of(world, k, "grad ", name),
+                         slowdown * plan.worker[l].backward_weight.value()});
       const auto& groups = plan.groups_by_layer[l];
-      const bool has_ring_tensor = plan.uses_ring() &&
-          std::any_of(plan.tensors.begin(), plan.tensors.end(),
-                      [l](const Tensor& t) { return t.layer == l; });
-      if (plan.compression != CompressionKind::none && (!groups.empty() || has_ring_tensor)) {
-        int64_t bytes = 0;
-        for (const auto& g : groups) bytes += g.bytes;
-        for (const auto& t : plan.tensors) bytes += t.layer == l ? t.bytes : 0;
-        world.compute(self, ActivityKind::encode, k, label_of(world, k, "encode ", name),
-                      seconds(bytes, plan.worker_encode_rate));
+      const bool ring_layer = m.ring_layers[l];
+      if (!groups.empty() || ring_layer) {
+        if (plan.compression != CompressionKind::none) {
+          int64_t bytes = 0;
+          for (const auto& g : groups) bytes += g.bytes;
+          for (const auto& t : plan.tensors) bytes += t.layer == l ? t.bytes : 0;
+          pending.push_back({ActivityKind::encode, label_of(world, k, "encode ", name),
+                             seconds(bytes, plan.worker_encode_rate)});
+        }
+        flush(k);
+        for (const auto& g : groups) state.gradients_ready[static_cast<size_t>(g.shard)]->release();
+        if (ring_layer) mark_gradients_ready(m, l, k);
       }
-      for (const auto& g : groups) state.gradients_ready[static_cast<size_t>(g.shard)]->release();
-      if (has_ring_tensor) mark_gradients_ready(m, l, k);
-      world.compute(self, ActivityKind::compute, k, label_of(world, k, "grad input ", name),
-                    slowdown * plan.worker[l].backward_data.value());
+      pending.push_back({ActivityKind::compute, label_of(world, k, "grad input ", name),
+                         slowdown * plan.worker[l].backward_data.value()});
     }
+    flush(k);
     if (plan.uses_ring()) {
       {
         Ring& ring = *m.ring;
         std::unique_lock lock(*ring.mutex);
         while (ring.reduced_step < k) ring.reduced_cv->wait(lock);
       }
-      world.compute(self, ActivityKind::update, k, label_of(world, k, "", "update"),
-                    seconds(plan.tail_param_bytes, plan.worker_update_rate));
+      world.run_on_worker(self, k, {{ActivityKind::update, label_of(world, k, "", "update"),
+                                     seconds(plan.tail_param_bytes, plan.worker_update_rate)}});
       world.complete_part(k);
     }
   }
@@ -499,7 +508,10 @@ StrategyResult run_step_model(const Scenario& scenario, const StepPlan& plan) {
   configure_network_model(scenario.network_model);
   World world(scenario, plan, build_platform(engine, scenario));
 
-  Model m{world, plan, {}, nullptr, {}, {}};
+  Model m{world, plan, {}, nullptr, std::vector<bool>(plan.tail_end, false), {}, {}};
+  for (const Tensor& t : plan.tensors) {
+    if (t.layer < plan.tail_end) m.ring_layers[t.layer] = true;
+  }
   const int64_t shards = plan.uses_shards() ? plan.shards : 0;
   m.shard_groups.resize(static_cast<size_t>(shards));
   for (const auto& groups : plan.groups_by_layer) {

@@ -49,9 +49,21 @@ class World {
   // Named mailbox "kind:src>dst", created once.
   simgrid::s4u::Mailbox* mailbox(const std::string& kind, int32_t src, int32_t dst);
 
-  // Runs `seconds` of work on the calling actor's host, and records it.
-  void compute(int32_t host, ActivityKind kind, int64_t step, const std::string& label,
-               double seconds);
+  // One piece of device work: a layer's pass, a sum, an update, an encoding.
+  struct Work {
+    ActivityKind kind = ActivityKind::compute;
+    std::string label;  // only filled for the traced step
+    double seconds = 0.0;
+  };
+
+  // Worker devices run one actor's work at a time: `work` runs back to back from now, as one
+  // simulated wait (nothing can observe the points between the pieces), and each piece is
+  // recorded with its own interval.
+  void run_on_worker(int32_t host, int64_t step, const std::vector<Work>& work);
+
+  // PS devices are FIFO: `work` is queued behind everything submitted before it and runs as one
+  // uninterrupted block, like kernels on one GPU stream; the caller resumes when it ends.
+  void run_on_ps(int64_t shard, int64_t step, const std::vector<Work>& work);
   // Waits `seconds` without using the host's CPU (copy engines, compression streams, ring
   // reductions on a separate stream), and records it against `peer`, the host the data comes
   // from or goes to, so that each peer's copies get their own timeline track.
@@ -73,11 +85,6 @@ class World {
   // Blocks the caller until `step` is complete.
   void wait_step_complete(int64_t step);
   [[nodiscard]] int64_t completed_step() const { return completed_step_; }
-
-  // The device of PS host i: one FIFO lock, so that its aggregations, head passes and updates
-  // run one at a time as on one GPU stream.
-  void lock_device(int64_t shard) { device_[static_cast<size_t>(shard)]->lock(); }
-  void unlock_device(int64_t shard) { device_[static_cast<size_t>(shard)]->unlock(); }
 
   void worker_finished() { ++finished_workers_; }
   [[nodiscard]] int64_t finished_workers() const { return finished_workers_; }
@@ -104,13 +111,14 @@ class World {
   std::vector<std::vector<BusyInterval>> busy_;  // per worker
   std::vector<Activity> timeline_;               // the last step
   double ps_busy_ = 0.0;                         // head PS device, measured steps
+  void record_work(int32_t host, int64_t step, const std::vector<Work>& work, double start);
 
   std::vector<int64_t> pending_parts_;
   std::vector<double> boundary_;
   int64_t completed_step_ = -1;
   simgrid::s4u::MutexPtr step_mutex_;
   simgrid::s4u::ConditionVariablePtr step_done_;
-  std::vector<simgrid::s4u::MutexPtr> device_;
+  std::vector<double> ps_device_free_;  // when each PS device finishes its queued work
   int64_t finished_workers_ = 0;
 };
 

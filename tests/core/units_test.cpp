@@ -47,6 +47,7 @@ TEST(Units, CrossUnitArithmetic) {
 
 TEST(Units, FormatsForTables) {
   EXPECT_EQ(format_seconds(Seconds(3.21e-3)), "3.21 ms");
+  EXPECT_EQ(format_seconds(Seconds(2e-15)), "0 s");
   EXPECT_EQ(format_bandwidth(BytesPerSecond(125e6)), "1 Gbps");
   EXPECT_EQ(format_bytes(Bytes(495.2e6)), "495 MB");
 }
