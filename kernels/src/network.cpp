@@ -147,16 +147,16 @@ void Network::build(uint64_t init_seed) {
       for (size_t i = 0; i < init.size(); ++i) {
         init[i] = initial_parameter(init_seed, layer, bias, static_cast<int64_t>(i));
       }
-      auto& value = parameter_tensors_.emplace_back(
-          std::make_unique<Tensor>(backend_.upload(desc, init)));
-      auto& gradient = parameter_tensors_.emplace_back(
-          std::make_unique<Tensor>(backend_.allocate(desc)));
-      auto& velocity = parameter_tensors_.emplace_back(
-          std::make_unique<Tensor>(backend_.allocate(desc)));
+      const auto keep = [this](Tensor t) {
+        return parameter_tensors_.emplace_back(std::make_unique<Tensor>(std::move(t))).get();
+      };
+      Tensor* value = keep(backend_.upload(desc, init));
+      Tensor* gradient = keep(backend_.allocate(desc));
+      Tensor* velocity = keep(backend_.allocate(desc));
       backend_.fill(*gradient, 0.0F);
       backend_.fill(*velocity, 0.0F);
-      parameters_.push_back({id, layer.name() + (bias ? ".bias" : ".weight"), value.get(),
-                             gradient.get(), velocity.get()});
+      parameters_.push_back(
+          {id, layer.name() + (bias ? ".bias" : ".weight"), value, gradient, velocity});
       return &parameters_.back();
     };
     if (step->runner->has_weights()) step->weight = add_parameter(false);
