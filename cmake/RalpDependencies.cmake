@@ -13,8 +13,11 @@ if(RALP_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)
 endif()
+# Google Benchmark: the benchmarks' harness, and calibration's.
 if(RALP_BUILD_BENCH)
   find_package(benchmark REQUIRED)
+else()
+  find_package(benchmark QUIET)
 endif()
 
 # SimGrid ships only a pkg-config file in Debian.
@@ -43,19 +46,23 @@ endif()
 message(STATUS "ralp: simulator ${RALP_HAVE_SIM}, MPI ${RALP_HAVE_MPI}")
 
 # CPU kernel backend: oneDNN (Debian's build threads with OpenMP, and its config file needs the
-# OpenCL headers) and OpenBLAS. Absent, the CPU backend is not built and the CUDA one stands alone.
+# OpenCL headers). Absent, the CPU backend is not built and the CUDA one stands alone. OpenBLAS is
+# only the benchmarks' comparison point for FC layers (the kernels do not use it, see
+# kernels/src/cpu/cpu_backend.cpp).
 set(RALP_HAVE_CPU_KERNELS OFF)
 if(RALP_ENABLE_CPU_KERNELS)
   find_package(dnnl CONFIG QUIET)
-  find_package(OpenBLAS CONFIG QUIET)
   find_package(OpenMP COMPONENTS CXX QUIET)
-  if(TARGET DNNL::dnnl AND OpenBLAS_FOUND AND OpenMP_CXX_FOUND)
+  if(TARGET DNNL::dnnl AND OpenMP_CXX_FOUND)
+    set(RALP_HAVE_CPU_KERNELS ON)
+  else()
+    message(STATUS "oneDNN or OpenMP not found: the CPU kernel backend is not built")
+  endif()
+  find_package(OpenBLAS CONFIG QUIET)
+  if(OpenBLAS_FOUND)
     add_library(ralp_openblas INTERFACE IMPORTED)
     target_include_directories(ralp_openblas INTERFACE ${OpenBLAS_INCLUDE_DIRS})
     target_link_libraries(ralp_openblas INTERFACE ${OpenBLAS_LIBRARIES})
-    set(RALP_HAVE_CPU_KERNELS ON)
-  else()
-    message(STATUS "oneDNN, OpenBLAS or OpenMP not found: the CPU kernel backend is not built")
   endif()
 endif()
 

@@ -138,7 +138,7 @@ bool cuda_backend_built() {
 #ifndef RALP_HAVE_CPU_KERNELS
 std::unique_ptr<Backend> make_cpu_backend(int /*threads*/) {
   throw std::runtime_error(
-      "this build has no CPU kernel backend (oneDNN and OpenBLAS were not found)");
+      "this build has no CPU kernel backend (oneDNN was not found)");
 }
 #endif
 

@@ -232,10 +232,29 @@ const Tensor& Network::boundary_input_gradient(LayerId id) const {
   return slot.gradient;
 }
 
+void Network::set_timing(bool on) {
+  timer_ = on ? backend_.make_timer() : nullptr;
+  const size_t n = steps_.size();
+  times_ = on ? LayerTimes{std::vector<Seconds>(n), std::vector<Seconds>(n), std::vector<Seconds>(n)}
+              : LayerTimes{};
+}
+
+template <class Pass>
+void Network::timed(std::vector<Seconds>* times, LayerId id, Pass pass) {
+  if (!timer_) {
+    pass();
+    return;
+  }
+  timer_->start();
+  pass();
+  timer_->stop();
+  (*times)[id - first_] = timer_->elapsed();
+}
+
 void Network::forward(const StepContext& context) {
   for (auto& step : steps_) {
     step->args.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step->id)};
-    step->runner->forward(step->args);
+    timed(&times_.forward, step->id, [&] { step->runner->forward(step->args); });
   }
 }
 
@@ -273,7 +292,7 @@ void Network::backward(const StepContext& context, bool accumulate) {
           a.diff_inputs[i] = &in->gradient;
         }
       }
-      step.runner->backward_data(a);
+      timed(&times_.backward_data, step.id, [&] { step.runner->backward_data(a); });
       for (Slot* in : summed) backend_.add_into(in->gradient, in->scratch);
       for (Slot* in : step.inputs) in->gradient_written = in->gradient_written || in->needs_gradient;
     }
@@ -287,7 +306,7 @@ void Network::backward(const StepContext& context, bool accumulate) {
       };
       a.diff_weights = target(step.weight, step.weight_scratch);
       a.diff_bias = target(step.bias, step.bias_scratch);
-      step.runner->backward_weight(a);
+      timed(&times_.backward_weight, step.id, [&] { step.runner->backward_weight(a); });
       if (accumulate) {
         if (step.weight != nullptr) backend_.add_into(*step.weight->gradient, step.weight_scratch);
         if (step.bias != nullptr) backend_.add_into(*step.bias->gradient, step.bias_scratch);

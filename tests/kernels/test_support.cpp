@@ -72,7 +72,7 @@ kernels::Backend* test_backend(kernels::BackendKind kind, std::string* why) {
   try {
     if (kind == kernels::BackendKind::cpu) {
       if (!kernels::cpu_backend_built()) {
-        *why = "the CPU backend is not built (no oneDNN/OpenBLAS)";
+        *why = "the CPU backend is not built (no oneDNN)";
         return nullptr;
       }
       return (made[kind] = kernels::make_cpu_backend(2)).get();

@@ -1,7 +1,9 @@
-// The CPU backend: host memory, oneDNN/OpenBLAS parameter-server operations, wall-clock timing.
+// The CPU backend: host memory, parameter-server operations as oneDNN sums, wall-clock timing.
+// Every kernel runs on oneDNN's OpenMP threads: OpenBLAS keeps its own thread pool, whose workers
+// spin after each call and, on the same cores, slowed the next oneDNN primitive by an order of
+// magnitude; its GEMM was also slower than oneDNN's inner product for FC layers (see bench/).
 #include "cpu/cpu_backend.hpp"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <chrono>
@@ -9,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+
+#include <unistd.h>
 
 namespace ralp::kernels::cpu {
 namespace {
@@ -114,19 +118,24 @@ void CpuBackend::activate() const {
   if (omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
 }
 
+int64_t CpuBackend::last_level_cache_bytes() const {
+  constexpr int64_t kFallback = int64_t{32} << 20;
+  for (const int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    if (const long bytes = sysconf(name); bytes > 0) return bytes;
+  }
+  return kFallback;
+}
+
 std::string CpuBackend::device_name() const {
   return cpu_model_ + " (" + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
 }
 
 std::map<std::string, std::string> CpuBackend::provenance() const {
   const dnnl_version_t* v = dnnl_version();
-  std::string openblas = openblas_get_config();
-  if (openblas.rfind("OpenBLAS ", 0) == 0) openblas = openblas.substr(9);
   return {{"device", "cpu"},
           {"cpu_model", cpu_model_},
           {"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                          std::to_string(v->patch) + " (" + v->hash + ")"},
-          {"openblas", openblas},
           {"threads", std::to_string(threads_)}};
 }
 
@@ -160,48 +169,51 @@ void CpuBackend::copy(const Tensor& src, Tensor& dst) {
 
 void CpuBackend::add_into(Tensor& dst, const Tensor& src) {
   check_same_size(src, dst, "add_into");
-  activate();
-  openblas_set_num_threads(threads_);
-  cblas_saxpy(static_cast<blasint>(dst.elements()), 1.0F, src.f32(), 1, dst.f32(), 1);
+  scaled_sum({{1.0F, &dst}, {1.0F, &src}}, dst);
 }
 
 void CpuBackend::sum(std::span<const Tensor* const> srcs, Tensor& dst) {
   if (srcs.empty()) throw std::invalid_argument("sum of no buffers");
-  for (const Tensor* s : srcs) check_same_size(*s, dst, "sum");
-  activate();
-  const int64_t n = dst.elements();
-  const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
-  auto it = sums_.find({srcs.size(), n});
-  if (it == sums_.end()) {
-    const std::vector<float> scales(srcs.size(), 1.0F);
-    const std::vector<dnnl::memory::desc> mds(srcs.size(), md);
-    it = sums_.emplace(std::pair{srcs.size(), n},
-                       dnnl::sum(dnnl::sum::primitive_desc(md, scales, mds, engine_)))
-             .first;
+  std::vector<std::pair<float, const Tensor*>> terms;
+  for (const Tensor* t : srcs) {
+    check_same_size(*t, dst, "sum");
+    terms.emplace_back(1.0F, t);
   }
-  std::unordered_map<int, dnnl::memory> args;
-  for (size_t i = 0; i < srcs.size(); ++i) {
-    args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
-                 dnnl::memory(md, engine_, srcs[i]->raw()));
-  }
-  args.emplace(DNNL_ARG_DST, dnnl::memory(md, engine_, dst.raw()));
-  it->second.execute(stream_, args);
-  stream_.wait();
+  scaled_sum(terms, dst);
 }
 
 void CpuBackend::sgd_update(Tensor& weights, const Tensor& gradient, Tensor& velocity,
                             const SgdOptions& options, float gradient_scale) {
   check_same_size(weights, gradient, "sgd_update");
   check_same_size(weights, velocity, "sgd_update");
+  std::vector<std::pair<float, const Tensor*>> terms = {{options.momentum, &velocity},
+                                                        {gradient_scale, &gradient}};
+  if (options.weight_decay != 0.0F) terms.emplace_back(options.weight_decay, &weights);
+  scaled_sum(terms, velocity);
+  scaled_sum({{1.0F, &weights}, {-options.learning_rate, &velocity}}, weights);
+}
+
+void CpuBackend::scaled_sum(const std::vector<std::pair<float, const Tensor*>>& terms, Tensor& dst) {
   activate();
-  openblas_set_num_threads(threads_);
-  const auto n = static_cast<blasint>(weights.elements());
-  cblas_sscal(n, options.momentum, velocity.f32(), 1);
-  cblas_saxpy(n, gradient_scale, gradient.f32(), 1, velocity.f32(), 1);
-  if (options.weight_decay != 0.0F) {
-    cblas_saxpy(n, options.weight_decay, weights.f32(), 1, velocity.f32(), 1);
+  const int64_t n = dst.elements();
+  const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+  std::vector<float> scales;
+  for (const auto& [scale, tensor] : terms) scales.push_back(scale);
+  SumKey key{n, scales};
+  auto it = sums_.find(key);
+  if (it == sums_.end()) {
+    const std::vector<dnnl::memory::desc> mds(terms.size(), md);
+    it = sums_.emplace(std::move(key), dnnl::sum(dnnl::sum::primitive_desc(md, scales, mds, engine_)))
+             .first;
   }
-  cblas_saxpy(n, -options.learning_rate, velocity.f32(), 1, weights.f32(), 1);
+  std::unordered_map<int, dnnl::memory> args;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
+                 dnnl::memory(md, engine_, terms[i].second->raw()));
+  }
+  args.emplace(DNNL_ARG_DST, dnnl::memory(md, engine_, dst.raw()));
+  it->second.execute(stream_, args);
+  stream_.wait();
 }
 
 std::unique_ptr<LayerRunner> CpuBackend::make_runner(const Layer& layer, int64_t batch) {

@@ -2,7 +2,10 @@
 // stream, descriptor conversions, and the thread setting.
 #pragma once
 
+#include <compare>
 #include <map>
+#include <span>
+#include <vector>
 #include <utility>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -20,6 +23,7 @@ class CpuBackend final : public Backend {
   [[nodiscard]] std::map<std::string, std::string> provenance() const override;
   [[nodiscard]] int threads() const override { return threads_; }
   [[nodiscard]] Layout activation_layout() const override { return Layout::channels_last; }
+  [[nodiscard]] int64_t last_level_cache_bytes() const override;
 
   [[nodiscard]] Tensor allocate(const TensorDesc& desc) override;
   void copy_from_host(Tensor& dst, std::span<const float> src) override;
@@ -36,19 +40,28 @@ class CpuBackend final : public Backend {
   void synchronize() override {}
   [[nodiscard]] std::unique_ptr<DeviceTimer> make_timer() override;
 
-  // Sets this backend's thread count for oneDNN (OpenMP) and OpenBLAS on the calling thread;
+  // Sets this backend's thread count for oneDNN (OpenMP) on the calling thread;
   // every entry point calls it, so backends of different thread counts can share a process.
   void activate() const;
   [[nodiscard]] dnnl::engine& engine() { return engine_; }
   [[nodiscard]] dnnl::stream& stream() { return stream_; }
 
  private:
+  // dst = sum of scale * tensor, one multithreaded pass; dst may be the first term's tensor.
+  void scaled_sum(const std::vector<std::pair<float, const Tensor*>>& terms, Tensor& dst);
+
+  struct SumKey {
+    int64_t elements = 0;
+    std::vector<float> scales;
+    friend auto operator<=>(const SumKey&, const SumKey&) = default;
+  };
+
   int threads_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::string cpu_model_;
-  // Gradient-sum primitives by (buffer count, elements).
-  std::map<std::pair<size_t, int64_t>, dnnl::sum> sums_;
+  // Sum primitives by size and scales, made on first use.
+  std::map<SumKey, dnnl::sum> sums_;
 };
 
 // The oneDNN description of a tensor description.

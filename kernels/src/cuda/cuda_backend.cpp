@@ -102,6 +102,7 @@ CudaBackend::CudaBackend() {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   device_name_ = prop.name;
+  l2_bytes_ = prop.l2CacheSize;
   check(cudaStreamCreate(&stream_), "cudaStreamCreate");
   check(cudnnCreate(&cudnn_), "cudnnCreate");
   check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");

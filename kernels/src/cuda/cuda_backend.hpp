@@ -29,6 +29,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::map<std::string, std::string> provenance() const override;
   [[nodiscard]] int threads() const override { return 1; }
   [[nodiscard]] Layout activation_layout() const override { return Layout::plain; }
+  [[nodiscard]] int64_t last_level_cache_bytes() const override { return l2_bytes_; }
 
   [[nodiscard]] Tensor allocate(const TensorDesc& desc) override;
   void copy_from_host(Tensor& dst, std::span<const float> src) override;
@@ -56,6 +57,7 @@ class CudaBackend final : public Backend {
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::string device_name_;
+  int64_t l2_bytes_ = 0;
 };
 
 // An NCHW float tensor descriptor, destroyed with the object.

@@ -1,6 +1,6 @@
 // The kernel backend interface: tensors, per-layer runners (forward, backward-data,
 // backward-weight) and the parameter-server operations (gradient sum, SGD), with the CPU
-// (oneDNN, OpenBLAS) and CUDA (cuDNN, cuBLAS) implementations behind it.
+// (oneDNN) and CUDA (cuDNN, cuBLAS) implementations behind it.
 #pragma once
 
 #include <cstdint>
@@ -111,6 +111,9 @@ class Backend {
   [[nodiscard]] virtual std::map<std::string, std::string> provenance() const = 0;
   // CPU threads the kernels use (the GPU backend: 1, the host thread that launches).
   [[nodiscard]] virtual int threads() const = 0;
+  // Size of the last-level cache the kernels' data passes through (CPU L3, GPU L2), in bytes;
+  // calibration keeps weights from staying in it between repetitions, as they do not in training.
+  [[nodiscard]] virtual int64_t last_level_cache_bytes() const = 0;
   // The layout this backend keeps activations in.
   [[nodiscard]] virtual Layout activation_layout() const = 0;
 

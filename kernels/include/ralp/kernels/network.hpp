@@ -99,6 +99,14 @@ class Network {
   // replace them.
   void backward(const StepContext& context, bool accumulate = false);
 
+  // Per-layer pass times of the last forward and backward, indexed by id - first(), when timing
+  // is on (each pass is then timed alone, waiting for the device after it; off by default).
+  struct LayerTimes {
+    std::vector<Seconds> forward, backward_data, backward_weight;
+  };
+  void set_timing(bool on);
+  [[nodiscard]] const LayerTimes& layer_times() const { return times_; }
+
   [[nodiscard]] std::vector<Parameter>& parameters() { return parameters_; }
   // Parameters of one layer, weight first; empty for layers without any.
   [[nodiscard]] std::vector<Parameter*> parameters_of(LayerId id);
@@ -112,6 +120,8 @@ class Network {
   Slot& slot_of(LayerId id);
   const Slot& slot_of(LayerId id) const;
   void build(uint64_t init_seed);
+  template <class Pass>
+  void timed(std::vector<Seconds>* times, LayerId id, Pass pass);
 
   Backend& backend_;
   const LayerGraph& graph_;
@@ -126,6 +136,8 @@ class Network {
   std::vector<std::unique_ptr<Step>> steps_;         // one per range layer, in id order
   std::vector<Parameter> parameters_;
   std::vector<std::unique_ptr<Tensor>> parameter_tensors_;
+  std::unique_ptr<DeviceTimer> timer_;  // set while timing is on
+  LayerTimes times_;
 };
 
 }  // namespace ralp::kernels
