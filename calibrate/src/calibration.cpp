@@ -59,9 +59,10 @@ std::vector<float> random_floats(std::mt19937_64& rng, int64_t count) {
 }
 
 // One layer's runner and tensors, made when its first benchmark starts. In training a layer's
-// weights and their gradients have left the last-level cache by the time the layer runs again
-// (the rest of the step passes through it), so each pass here uses the next of enough copies of
-// them to overflow that cache twice: a hot-cache time would flatter layers with large weights.
+// weights have left the last-level cache by the time its forward runs again (the rest of the step
+// passes through it), so each forward here reads the next of enough copies of them to overflow
+// that cache twice: a hot-cache time flattered FC layers by 2x. Backward passes stay on the copy
+// the last forward used, as in training where they follow it.
 class LayerBench {
  public:
   LayerBench(Backend& backend, const Layer& layer, int64_t batch, uint64_t seed)
@@ -113,16 +114,12 @@ class LayerBench {
     runner_->forward(args_);
   }
   void backward_data() { runner_->backward_data(args_); }
-  void backward_weight() {
-    rotate();
-    runner_->backward_weight(args_);
-  }
+  void backward_weight() { runner_->backward_weight(args_); }
 
  private:
   Backend& backend_;
   std::unique_ptr<kernels::LayerRunner> runner_;
-  // Moves to the next copy of the weights (backward-data reads the copy forward used, so batch
-  // norm's backward pair stays consistent).
+  // Moves to the next copy of the weights and their gradient.
   void rotate() {
     if (weights_.size() < 2) return;
     next_ = (next_ + 1) % weights_.size();
