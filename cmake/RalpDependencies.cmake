@@ -1,23 +1,47 @@
 # Finds the Debian-packaged dependencies (scripts/setup installs them) and the optional backends.
+# On a machine without them (a GPU machine with only CUDA and CMake), RALP_THIRD_PARTY_DIR names a
+# folder made by scripts/gpu-bundle holding the header-only libraries, GoogleTest's sources and
+# Google Benchmark.
+set(RALP_THIRD_PARTY_DIR "" CACHE PATH "Bundled third-party folder (scripts/gpu-bundle), if any")
 find_package(Threads REQUIRED)
-find_package(nlohmann_json 3.10 REQUIRED)
-find_package(Boost 1.74 REQUIRED)
-find_package(CLI11 QUIET CONFIG)
-if(NOT TARGET CLI11::CLI11)
-  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
-  add_library(CLI11::CLI11 INTERFACE IMPORTED)
-  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
-endif()
-
-if(RALP_BUILD_TESTS)
-  find_package(GTest REQUIRED)
-  include(GoogleTest)
-endif()
-# Google Benchmark: the benchmarks' harness, and calibration's.
-if(RALP_BUILD_BENCH)
-  find_package(benchmark REQUIRED)
+if(RALP_THIRD_PARTY_DIR)
+  set(bundle ${RALP_THIRD_PARTY_DIR})
+  foreach(target nlohmann_json::nlohmann_json Boost::headers CLI11::CLI11)
+    add_library(${target} INTERFACE IMPORTED)
+    target_include_directories(${target} INTERFACE ${bundle}/include)
+  endforeach()
+  add_library(benchmark::benchmark SHARED IMPORTED)
+  set_target_properties(benchmark::benchmark PROPERTIES
+    IMPORTED_LOCATION ${bundle}/lib/libbenchmark.so.1debian
+    INTERFACE_INCLUDE_DIRECTORIES ${bundle}/include
+    INTERFACE_LINK_LIBRARIES Threads::Threads)
+  if(RALP_BUILD_TESTS)
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory(${bundle}/googletest ${CMAKE_BINARY_DIR}/googletest EXCLUDE_FROM_ALL)
+    add_library(GTest::gtest ALIAS gtest)
+    add_library(GTest::gmock ALIAS gmock)
+    add_library(GTest::gtest_main ALIAS gtest_main)
+    include(GoogleTest)
+  endif()
 else()
-  find_package(benchmark QUIET)
+  find_package(nlohmann_json 3.10 REQUIRED)
+  find_package(Boost 1.74 REQUIRED)
+  find_package(CLI11 QUIET CONFIG)
+  if(NOT TARGET CLI11::CLI11)
+    find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+    add_library(CLI11::CLI11 INTERFACE IMPORTED)
+    target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+  endif()
+  if(RALP_BUILD_TESTS)
+    find_package(GTest REQUIRED)
+    include(GoogleTest)
+  endif()
+  # Google Benchmark: the benchmarks' harness, and calibration's.
+  if(RALP_BUILD_BENCH)
+    find_package(benchmark REQUIRED)
+  else()
+    find_package(benchmark QUIET)
+  endif()
 endif()
 
 # SimGrid ships only a pkg-config file in Debian.
