@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "ralp/calibrate/calibration.hpp"
@@ -100,7 +102,9 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
 }
 
 int run_ralp(const std::string& args, std::string* err) {
-  const std::string log = std::string(RALP_BINARY_DIR) + "/calibrate_test_stderr.txt";
+  // One file per process: CTest runs these cases in parallel processes.
+  const std::string log = std::string(RALP_BINARY_DIR) + "/calibrate_test_stderr." +
+                          std::to_string(getpid()) + ".txt";
   const std::string command = std::string(RALP_BINARY_DIR) + "/ralp " + args + " 2> " + log;
   const int status = std::system(command.c_str());
   std::ifstream in(log);
