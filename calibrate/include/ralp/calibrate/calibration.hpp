@@ -1,0 +1,70 @@
+// Calibration: microbenchmarks of each distinct layer shape of some models (forward,
+// backward-data, backward-weight), of the parameter-server operations and host-device copies, and
+// end-to-end forward+backward of each model, with Google Benchmark as the harness; the results
+// become a measured device profile with a fitted cost model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/device_profile.hpp"
+#include "ralp/core/layer_graph.hpp"
+#include "ralp/kernels/backend.hpp"
+
+namespace ralp::calibrate {
+
+// A model and the batch sizes to measure it at.
+struct ModelRequest {
+  LayerGraph graph;
+  std::vector<int64_t> batches;
+};
+
+// One layer signature at one batch size, measured once however many layers share it.
+struct ShapeToMeasure {
+  Layer layer;  // the first layer with this signature
+  int64_t batch = 0;
+  std::string signature;
+  size_t uses = 0;  // layers (across the models) with this signature and batch
+};
+
+// The distinct (signature, batch) pairs of the requests in first-seen order, leaving out layers
+// with no work in any pass (flatten).
+std::vector<ShapeToMeasure> distinct_shapes(const std::vector<ModelRequest>& requests);
+
+struct CalibrationOptions {
+  int repetitions = 5;         // medians and spread over these, each after warm-up
+  double min_time = 0.05;      // seconds each repetition runs at least
+  double warm_up_time = 0.02;  // seconds of warm-up before the repetitions
+  bool end_to_end = true;      // also time each model's forward+backward
+  uint64_t seed = 1;           // parameter initialisation and random inputs
+  std::string name;            // the profile's name; empty: derived from the device
+  std::string command;         // recorded in the provenance
+};
+
+// What calibration reports while it runs, one call per finished benchmark.
+struct ProgressUpdate {
+  size_t done = 0;
+  size_t total = 0;
+  std::string what;   // "conv2d(...)<3x224x224 b8 forward"
+  Seconds median;     // zero when skipped
+  double spread = 0.0;
+  std::string error;  // why a benchmark was skipped
+  Seconds elapsed;
+  Seconds remaining;  // estimate
+};
+using ProgressFn = std::function<void(const ProgressUpdate&)>;
+
+// Runs the whole calibration on `backend` and returns the profile. A shape the backend cannot run
+// is left out (reported through `progress` with its reason) and falls back to the fitted model.
+DeviceProfile calibrate(kernels::Backend& backend, const std::vector<ModelRequest>& requests,
+                        const CalibrationOptions& options, const ProgressFn& progress);
+
+// "AMD EPYC (family 26, model 2)" -> "amd-epyc-family-26-model-2".
+std::string slug(const std::string& text);
+
+// (sum of layers - measured) / measured, the fidelity error of an end-to-end check.
+double fidelity_error(const EndToEndCheck& check);
+
+}  // namespace ralp::calibrate

@@ -1,0 +1,570 @@
+// Calibration with Google Benchmark as the harness: benchmarks are registered programmatically,
+// run with repetitions and warm-up, and read back through a reporter that also drives progress.
+#include "ralp/calibrate/calibration.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "ralp/calibrate/fit.hpp"
+#include "ralp/core/cost_model.hpp"
+#include "ralp/kernels/network.hpp"
+
+namespace ralp::calibrate {
+namespace {
+
+using kernels::Backend;
+using kernels::Tensor;
+
+// Parameter-server microbenchmarks: summing this many workers' buffers of this many floats, and
+// the SGD update of one such buffer; host-device copies of this many bytes.
+constexpr int kSumBuffers = 4;
+constexpr int64_t kPsFloats = int64_t{8} << 20;  // 32 MiB
+constexpr int64_t kCopyFloats = int64_t{16} << 20;  // 64 MiB
+// The launch overhead is the time of a ReLU on this few floats.
+constexpr int64_t kTinyChannels = 16;
+// At most this many copies of a layer's weights (small weights stay cache-resident anyway).
+constexpr int64_t kMaxWeightCopies = 64;
+
+std::string read_loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a.empty() ? "unknown" : a + " " + b + " " + c;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::vector<float> random_floats(std::mt19937_64& rng, int64_t count) {
+  std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+  std::vector<float> out(static_cast<size_t>(count));
+  for (float& v : out) v = dist(rng);
+  return out;
+}
+
+// One layer's runner and tensors, made when its first benchmark starts. In training a layer's
+// weights have left the last-level cache by the time its forward runs again (the rest of the step
+// passes through it), so each forward here reads the next of enough copies of them to overflow
+// that cache twice: a hot-cache time flattered FC layers by 2x. Backward passes stay on the copy
+// the last forward used, as in training where they follow it.
+class LayerBench {
+ public:
+  LayerBench(Backend& backend, const Layer& layer, int64_t batch, uint64_t seed)
+      : backend_(backend), runner_(backend.make_runner(layer, batch)) {
+    std::mt19937_64 rng(seed);
+    const auto make = [&](const kernels::TensorDesc& d) {
+      return backend.upload(d, random_floats(rng, d.elements()));
+    };
+    for (size_t i = 0; i < layer.input_shapes.size(); ++i) {
+      inputs_.push_back(make(runner_->input_desc(i)));
+      diff_inputs_.push_back(backend.allocate(runner_->input_desc(i)));
+    }
+    output_ = make(runner_->output_desc());
+    diff_output_ = make(runner_->output_desc());
+    size_t copies = 1;
+    if (runner_->has_weights()) {
+      const int64_t bytes = 2 * runner_->weight_desc().bytes();
+      copies = static_cast<size_t>(std::clamp<int64_t>(
+          (2 * backend.last_level_cache_bytes() + bytes - 1) / bytes, 1, kMaxWeightCopies));
+      for (size_t i = 0; i < copies; ++i) {
+        weights_.push_back(make(runner_->weight_desc()));
+        diff_weights_.push_back(backend.allocate(runner_->weight_desc()));
+      }
+    }
+    if (runner_->has_bias()) {
+      bias_ = make(runner_->bias_desc());
+      diff_bias_ = backend.allocate(runner_->bias_desc());
+    }
+    labels_ = backend.allocate(runner_->labels_desc());
+    backend.copy_labels_from_host(labels_, std::vector<int32_t>(static_cast<size_t>(batch), 0));
+    loss_ = backend.allocate({{1}});
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      args_.inputs.push_back(&inputs_[i]);
+      args_.diff_inputs.push_back(layer.needs_input_gradient ? &diff_inputs_[i] : nullptr);
+    }
+    args_.output = &output_;
+    args_.diff_output = &diff_output_;
+    args_.weights = weights_.empty() ? nullptr : &weights_[0];
+    args_.bias = bias_.empty() ? nullptr : &bias_;
+    args_.diff_weights = diff_weights_.empty() ? nullptr : &diff_weights_[0];
+    args_.diff_bias = diff_bias_.empty() ? nullptr : &diff_bias_;
+    args_.labels = &labels_;
+    args_.loss = &loss_;
+    args_.mask = {seed, 0, 0, 0};
+  }
+
+  void forward() {
+    rotate();
+    runner_->forward(args_);
+  }
+  void backward_data() { runner_->backward_data(args_); }
+  void backward_weight() { runner_->backward_weight(args_); }
+
+ private:
+  Backend& backend_;
+  std::unique_ptr<kernels::LayerRunner> runner_;
+  // Moves to the next copy of the weights and their gradient.
+  void rotate() {
+    if (weights_.size() < 2) return;
+    next_ = (next_ + 1) % weights_.size();
+    args_.weights = &weights_[next_];
+    args_.diff_weights = &diff_weights_[next_];
+  }
+
+  std::vector<Tensor> inputs_, diff_inputs_, weights_, diff_weights_;
+  Tensor output_, diff_output_, bias_, diff_bias_, labels_, loss_;
+  kernels::LayerArgs args_;
+  size_t next_ = 0;
+};
+
+// A whole model's forward+backward through the network executor.
+class ModelBench {
+ public:
+  ModelBench(Backend& backend, const LayerGraph& graph, int64_t batch, uint64_t seed)
+      : net_(backend, graph, batch, seed) {
+    std::mt19937_64 rng(seed);
+    backend.copy_from_host(net_.model_input(), random_floats(rng, net_.model_input().elements()));
+    const int64_t classes = graph.layer(graph.size() - 1).output.channels;
+    std::vector<int32_t> labels(static_cast<size_t>(batch));
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % classes);
+    backend.copy_labels_from_host(net_.labels(), labels);
+  }
+  void step() {
+    net_.forward(context_);
+    net_.backward(context_);
+  }
+
+ private:
+  kernels::Network net_;
+  kernels::StepContext context_{};
+};
+
+// What one registered benchmark measures.
+struct Job {
+  std::string name;
+  std::function<void()> setup;    // makes the state it needs (once), then warms it up
+  std::function<void()> run;      // one iteration's work
+  std::function<void()> release;  // frees the state after its last benchmark
+};
+
+// Collects per-repetition times (seconds per iteration) by benchmark name and reports progress.
+class Collector final : public benchmark::BenchmarkReporter {
+ public:
+  Collector(size_t total, ProgressFn progress) : total_(total), progress_(std::move(progress)) {}
+
+  bool ReportContext(const Context&) override {
+    start_ = std::chrono::steady_clock::now();
+    return true;
+  }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    // Google Benchmark reports a benchmark's repetitions, then separately its aggregates.
+    const bool has_iterations = std::any_of(runs.begin(), runs.end(), [](const Run& r) {
+      return r.run_type == Run::RT_Iteration || r.error_occurred;
+    });
+    if (!has_iterations) return;
+    const std::string name = runs.front().run_name.function_name;
+    std::vector<double>& times = times_[name];
+    std::string error;
+    for (const Run& r : runs) {
+      if (r.error_occurred) error = r.error_message;
+      if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;
+      times.push_back(r.real_accumulated_time / static_cast<double>(r.iterations));
+    }
+    if (!error.empty()) {
+      times.clear();
+      errors_[name] = error;
+    }
+    ++done_;
+    if (!progress_) return;
+    ProgressUpdate u;
+    u.done = done_;
+    u.total = total_;
+    u.what = name;
+    u.error = error;
+    if (const auto s = stats(name)) {
+      u.median = s->first;
+      u.spread = s->second;
+    }
+    u.elapsed = Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    u.remaining = u.elapsed * (static_cast<double>(total_ - done_) / static_cast<double>(done_));
+    progress_(u);
+  }
+
+  // Median seconds and spread ((max - min) / median) of a benchmark's repetitions.
+  [[nodiscard]] std::optional<std::pair<Seconds, double>> stats(const std::string& name) const {
+    const auto it = times_.find(name);
+    if (it == times_.end() || it->second.empty()) return std::nullopt;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    const double med = n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return std::pair{Seconds(med), med > 0.0 ? (v.back() - v.front()) / med : 0.0};
+  }
+
+ private:
+  size_t total_;
+  size_t done_ = 0;
+  ProgressFn progress_;
+  std::chrono::steady_clock::time_point start_;
+  std::map<std::string, std::vector<double>> times_;
+  std::map<std::string, std::string> errors_;
+};
+
+// Registers and runs the jobs in order; each job's state lives from its setup until release.
+void run_jobs(Backend& backend, const std::vector<Job>& jobs, const CalibrationOptions& options,
+              Collector& collector) {
+  benchmark::ClearRegisteredBenchmarks();
+  const bool manual_time = backend.kind() == kernels::BackendKind::cuda;
+  auto timer = backend.make_timer();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job* job = &jobs[i];
+    auto* b = benchmark::RegisterBenchmark(
+        job->name.c_str(), [job, &backend, &timer, manual_time](benchmark::State& state) {
+          try {
+            job->setup();
+            for (auto _ : state) {
+              if (manual_time) {
+                timer->start();
+                job->run();
+                timer->stop();
+                state.SetIterationTime(timer->elapsed().value());
+              } else {
+                job->run();
+              }
+            }
+            backend.synchronize();
+          } catch (const std::exception& e) {
+            state.SkipWithError(e.what());
+          }
+        });
+    b->Repetitions(options.repetitions)
+        ->MinTime(options.min_time)
+        ->MinWarmUpTime(options.warm_up_time)
+        ->Unit(benchmark::kMillisecond);
+    // Real time, not CPU time: multithreaded CPU kernels work on threads the CPU clock misses.
+    if (manual_time) {
+      b->UseManualTime();
+    } else {
+      b->UseRealTime();
+    }
+  }
+  std::vector<std::string> argv_storage = {"ralp-calibrate"};
+  int argc = 1;
+  std::vector<char*> argv = {argv_storage[0].data(), nullptr};
+  benchmark::Initialize(&argc, argv.data());
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::ClearRegisteredBenchmarks();
+  for (const Job& job : jobs) job.release();
+}
+
+}  // namespace
+
+std::vector<ShapeToMeasure> distinct_shapes(const std::vector<ModelRequest>& requests) {
+  std::vector<ShapeToMeasure> out;
+  std::map<std::pair<std::string, int64_t>, size_t> index;
+  for (const ModelRequest& r : requests) {
+    for (const int64_t batch : r.batches) {
+      for (const Layer& layer : r.graph.layers()) {
+        const LayerWork w = layer.work(batch);
+        const auto has = [](const PassWork& p) { return p.flops.value() > 0.0 || p.bytes.value() > 0.0; };
+        if (!has(w.forward) && !has(w.backward_data) && !has(w.backward_weight)) continue;
+        const std::string sig = layer.signature();
+        const auto [it, fresh] = index.emplace(std::pair{sig, batch}, out.size());
+        if (fresh) out.push_back({layer, batch, sig, 0});
+        ++out[it->second].uses;
+      }
+    }
+  }
+  return out;
+}
+
+std::string slug(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+double fidelity_error(const EndToEndCheck& check) {
+  return (check.sum_of_layers.value() - check.measured.value()) / check.measured.value();
+}
+
+DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& requests,
+                        const CalibrationOptions& options, const ProgressFn& progress) {
+  const std::string load_before = read_loadavg();
+  const std::vector<ShapeToMeasure> shapes = distinct_shapes(requests);
+
+  // Jobs, in order: launch overhead, PS operations, copies (GPU), layer passes, end-to-end.
+  std::vector<Job> jobs;
+  const auto nothing = [] {};
+
+  auto tiny = std::make_shared<std::optional<LayerBench>>();
+  const LayerGraph tiny_graph("launch", {kTinyChannels, 1, 1},
+                              {{"relu", LayerKind::relu, std::monostate{}, {}},
+                               {"loss", LayerKind::softmax_cross_entropy, std::monostate{}, {}}});
+  jobs.push_back({"launch overhead",
+                  [&, tiny] {
+                    if (!*tiny) tiny->emplace(backend, tiny_graph.layer(0), 1, options.seed);
+                  },
+                  [tiny] { (*tiny)->forward(); }, [tiny] { tiny->reset(); }});
+
+  struct PsState {
+    std::vector<Tensor> buffers;
+    Tensor dst, weights, velocity;
+  };
+  auto ps = std::make_shared<std::optional<PsState>>();
+  const auto ps_setup = [&backend, ps] {
+    if (*ps) return;
+    PsState s;
+    for (int i = 0; i < kSumBuffers; ++i) s.buffers.push_back(backend.allocate({{kPsFloats}}));
+    for (auto& b : s.buffers) backend.fill(b, 0.5F);
+    s.dst = backend.allocate({{kPsFloats}});
+    s.weights = backend.allocate({{kPsFloats}});
+    s.velocity = backend.allocate({{kPsFloats}});
+    backend.fill(s.weights, 1.0F);
+    backend.fill(s.velocity, 0.0F);
+    ps->emplace(std::move(s));
+  };
+  jobs.push_back({"gradient sum", ps_setup,
+                  [&backend, ps] {
+                    std::vector<const Tensor*> srcs;
+                    for (const Tensor& b : (*ps)->buffers) srcs.push_back(&b);
+                    backend.sum(srcs, (*ps)->dst);
+                  },
+                  nothing});
+  jobs.push_back({"sgd update", ps_setup,
+                  [&backend, ps] {
+                    backend.sgd_update((*ps)->weights, (*ps)->buffers[0], (*ps)->velocity,
+                                       kernels::SgdOptions{}, 1.0F);
+                  },
+                  [ps] { ps->reset(); }});
+
+  const bool gpu = backend.kind() == kernels::BackendKind::cuda;
+  struct CopyState {
+    Tensor device;
+    std::vector<float> host;
+  };
+  auto copies = std::make_shared<std::optional<CopyState>>();
+  if (gpu) {
+    const auto setup = [&backend, copies] {
+      if (*copies) return;
+      copies->emplace(CopyState{backend.allocate({{kCopyFloats}}),
+                                std::vector<float>(static_cast<size_t>(kCopyFloats), 1.0F)});
+    };
+    jobs.push_back({"host to device copy", setup,
+                    [&backend, copies] { backend.copy_from_host((*copies)->device, (*copies)->host); },
+                    nothing});
+    jobs.push_back({"device to host copy", setup,
+                    [&backend, copies] { backend.copy_to_host((*copies)->device, (*copies)->host); },
+                    [copies] { copies->reset(); }});
+  }
+
+  // Layer passes. Batch norm's weight gradients come out of its backward-data primitive, so its
+  // backward-weight time is measured as (both passes) - (backward-data alone).
+  auto current = std::make_shared<std::optional<LayerBench>>();
+  auto current_index = std::make_shared<size_t>(SIZE_MAX);
+  std::vector<std::string> layer_job_names;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const ShapeToMeasure& s = shapes[i];
+    const LayerWork w = s.layer.work(s.batch);
+    const std::string base = s.signature + " b" + std::to_string(s.batch);
+    const auto setup = [&backend, current, current_index, i, &shapes, seed = options.seed] {
+      if (*current_index == i && *current) return;
+      current->reset();
+      *current_index = i;
+      current->emplace(backend, shapes[i].layer, shapes[i].batch, seed);
+      (*current)->forward();
+      if (shapes[i].layer.needs_input_gradient) (*current)->backward_data();
+      if (shapes[i].layer.params() > 0) (*current)->backward_weight();
+      backend.synchronize();
+    };
+    jobs.push_back({base + " forward", setup, [current] { (*current)->forward(); }, nothing});
+    if (w.backward_data.flops.value() > 0.0 || w.backward_data.bytes.value() > 0.0) {
+      jobs.push_back({base + " backward_data", setup, [current] { (*current)->backward_data(); }, nothing});
+    }
+    if (s.layer.params() > 0) {
+      if (s.layer.kind() == LayerKind::batch_norm && s.layer.needs_input_gradient) {
+        jobs.push_back({base + " backward_data+weight", setup,
+                        [current] {
+                          (*current)->backward_data();
+                          (*current)->backward_weight();
+                        },
+                        nothing});
+      } else {
+        jobs.push_back({base + " backward_weight", setup, [current] { (*current)->backward_weight(); }, nothing});
+      }
+    }
+  }
+  if (!jobs.empty()) {
+    const auto last_release = jobs.back().release;
+    jobs.back().release = [last_release, current] {
+      last_release();
+      current->reset();
+    };
+  }
+
+  if (options.end_to_end) {
+    for (const ModelRequest& r : requests) {
+      for (const int64_t batch : r.batches) {
+        auto model = std::make_shared<std::optional<ModelBench>>();
+        const LayerGraph* graph = &r.graph;
+        jobs.push_back({"end-to-end " + r.graph.name() + " b" + std::to_string(batch),
+                        [&backend, model, graph, batch, seed = options.seed] {
+                          if (*model) return;
+                          model->emplace(backend, *graph, batch, seed);
+                          (*model)->step();
+                          backend.synchronize();
+                        },
+                        [model] { (*model)->step(); }, [model] { model->reset(); }});
+      }
+    }
+  }
+
+  // Jobs release state as soon as the next one needs memory: layer benches replace each other,
+  // models free theirs when the next model starts (see the wrapping below).
+  for (size_t i = 0; i + 1 < jobs.size(); ++i) {
+    if (jobs[i].name.rfind("end-to-end ", 0) == 0) {
+      auto setup = jobs[i + 1].setup;
+      auto release = jobs[i].release;
+      jobs[i + 1].setup = [setup, release] {
+        release();
+        setup();
+      };
+    }
+  }
+  if (!shapes.empty() && options.end_to_end && !requests.empty()) {
+    // The first end-to-end job frees the last layer bench first.
+    for (Job& job : jobs) {
+      if (job.name.rfind("end-to-end ", 0) == 0) {
+        auto setup = job.setup;
+        job.setup = [setup, current] {
+          current->reset();
+          setup();
+        };
+        break;
+      }
+    }
+  }
+
+  Collector collector(jobs.size(), progress);
+  run_jobs(backend, jobs, options, collector);
+
+  // Assemble the profile.
+  DeviceProfile p;
+  p.kind = gpu ? DeviceKind::gpu : DeviceKind::cpu;
+  p.source = ProfileSource::measured;
+  p.description = backend.device_name();
+  p.name = options.name.empty() ? slug(p.description) : options.name;
+  p.provenance = backend.provenance();
+  p.provenance["date"] = utc_now();
+  p.provenance["loadavg_start"] = load_before;
+  p.provenance["loadavg_end"] = read_loadavg();
+  p.provenance["repetitions"] = std::to_string(options.repetitions);
+  p.provenance["min_time_s"] = std::to_string(options.min_time);
+  if (!options.command.empty()) p.provenance["command"] = options.command;
+
+  const auto median_of = [&](const std::string& name) {
+    const auto s = collector.stats(name);
+    return s ? s->first : Seconds(0.0);
+  };
+  const Seconds launch = median_of("launch overhead");
+  p.launch_overhead = launch;
+  p.fitted_launch_overhead = launch;
+  const double buffer_bytes = static_cast<double>(kPsFloats) * kBytesPerFloat;
+  if (const Seconds t = median_of("gradient sum"); t.value() > 0.0) {
+    p.gradient_sum_rate = BytesPerSecond(kSumBuffers * buffer_bytes / t.value());
+  }
+  if (const Seconds t = median_of("sgd update"); t.value() > 0.0) {
+    p.update_rate = BytesPerSecond(buffer_bytes / t.value());
+  }
+  if (gpu) {
+    const Seconds up = median_of("host to device copy");
+    const Seconds down = median_of("device to host copy");
+    if (up.value() > 0.0 && down.value() > 0.0) {
+      const double bytes = static_cast<double>(kCopyFloats) * kBytesPerFloat;
+      p.pcie_bandwidth = BytesPerSecond(bytes / std::max(up.value(), down.value()));
+    }
+  }
+
+  std::vector<FitPoint> points;
+  double best_flops = 0.0, best_bytes = 0.0;
+  for (const ShapeToMeasure& s : shapes) {
+    const std::string base = s.signature + " b" + std::to_string(s.batch);
+    const auto f = collector.stats(base + " forward");
+    if (!f) continue;  // the backend could not run it: the fitted model covers it
+    const LayerWork w = s.layer.work(s.batch);
+    MeasuredLayer m;
+    m.signature = s.signature;
+    m.kind = s.layer.kind();
+    m.batch = s.batch;
+    m.forward = f->first;
+    m.spread = f->second;
+    if (const auto d = collector.stats(base + " backward_data")) {
+      m.backward_data = d->first;
+      m.spread = std::max(m.spread, d->second);
+    }
+    if (const auto wt = collector.stats(base + " backward_weight")) {
+      m.backward_weight = wt->first;
+      m.spread = std::max(m.spread, wt->second);
+    }
+    if (const auto both = collector.stats(base + " backward_data+weight")) {
+      m.backward_weight = Seconds(std::max(0.0, (both->first - m.backward_data).value()));
+      m.spread = std::max(m.spread, both->second);
+    }
+    for (const auto& [work, time] : {std::pair{w.forward, m.forward},
+                                     std::pair{w.backward_data, m.backward_data},
+                                     std::pair{w.backward_weight, m.backward_weight}}) {
+      if (time.value() <= 0.0) continue;
+      points.push_back({m.kind, work, time});
+      best_flops = std::max(best_flops, work.flops.value() / time.value());
+      best_bytes = std::max(best_bytes, work.bytes.value() / time.value());
+    }
+    p.measured.push_back(std::move(m));
+  }
+  p.fitted = fit_rates(points, launch);
+  // The datasheet fallback of a measured profile: the best rates seen, at the default
+  // efficiencies; it serves only kinds no model here contains.
+  p.peak_flops = FlopsPerSecond(best_flops > 0.0 ? best_flops : 1e9);
+  p.memory_bandwidth = BytesPerSecond(best_bytes > 0.0 ? best_bytes : 1e9);
+  p.origin = "measured by ralp calibrate on " + p.provenance["date"] +
+             "; peak_flops and memory_bandwidth are the best rates measured, the datasheet "
+             "fallback for layer kinds with no measurement";
+
+  if (options.end_to_end) {
+    const auto model = make_cost_model(p);
+    for (const ModelRequest& r : requests) {
+      for (const int64_t batch : r.batches) {
+        const auto s = collector.stats("end-to-end " + r.graph.name() + " b" + std::to_string(batch));
+        if (!s) continue;
+        const ModelCost cost = model_cost(r.graph, *model, batch);
+        p.end_to_end.push_back({r.graph.name(), batch, s->first, cost.forward + cost.backward});
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace ralp::calibrate

@@ -1,0 +1,151 @@
+// Calibration: distinct shapes, the fitted roofline, a real (small, fast) calibration whose
+// profile the cost model reads back as measured, and `ralp calibrate`'s bad-input exits.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "ralp/calibrate/calibration.hpp"
+#include "ralp/calibrate/fit.hpp"
+#include "ralp/core/cost_model.hpp"
+#include "ralp/core/model_zoo.hpp"
+
+namespace ralp::calibrate {
+namespace {
+
+TEST(DistinctShapes, MeasuresEachSignatureAndBatchOnce) {
+  std::vector<ModelRequest> requests;
+  requests.push_back({*zoo_model("vgg16"), {8}});
+  const auto shapes = distinct_shapes(requests);
+  // VGG-16's 40 layers: 13 convolutions of 9 distinct shapes (conv3_2 = conv3_3,
+  // conv4_2 = conv4_3, conv5_1 = conv5_2 = conv5_3), 15 ReLUs of 6, 5 pools of 5, 2 dropouts of
+  // 1, 3 FC layers and the loss; flatten does no work. 9 + 6 + 5 + 1 + 3 + 1 = 25 distinct.
+  size_t uses = 0;
+  for (const auto& s : shapes) uses += s.uses;
+  EXPECT_EQ(uses, 39U);  // every layer but flatten
+  EXPECT_EQ(shapes.size(), 25U);
+  requests.front().batches = {8, 16};
+  EXPECT_EQ(distinct_shapes(requests).size(), 50U);
+}
+
+TEST(FitRates, RecoversTheRatesOfExactRooflineData) {
+  // Convolutions at 100 GFLOP/s (compute-bound), ReLUs at 10 GB/s (memory-bound), 2 us launch.
+  const Seconds launch(2e-6);
+  std::vector<FitPoint> points;
+  for (const double gflop : {1.0, 3.0, 10.0}) {
+    points.push_back({LayerKind::conv2d, {Flops(gflop * 1e9), Bytes(gflop * 1e7)},
+                      Seconds(gflop * 1e9 / 100e9) + launch});
+  }
+  for (const double mb : {1.0, 4.0, 16.0}) {
+    points.push_back({LayerKind::relu, {Flops(mb * 2.5e5), Bytes(mb * 1e6)},
+                      Seconds(mb * 1e6 / 10e9) + launch});
+  }
+  const auto rates = fit_rates(points, launch);
+  ASSERT_EQ(rates.size(), 2U);
+  EXPECT_NEAR(rates.at(LayerKind::conv2d).flops.value(), 100e9, 1e6);
+  EXPECT_NEAR(rates.at(LayerKind::relu).bytes.value(), 10e9, 1e5);
+  // The non-binding ceilings never make the roofline exceed a measured point.
+  EXPECT_GE(rates.at(LayerKind::conv2d).bytes.value(), 1e9 - 1);
+  EXPECT_GE(rates.at(LayerKind::relu).flops.value(), 2.5e9 - 1);
+}
+
+TEST(Slug, MakesFileNameSafeNames) {
+  EXPECT_EQ(slug("AMD EPYC (family 26, model 2)"), "amd-epyc-family-26-model-2");
+  EXPECT_EQ(slug("NVIDIA H200"), "nvidia-h200");
+}
+
+// A whole calibration of a small model on the CPU: every layer with work comes back as measured
+// from the written profile, and the end-to-end check is recorded.
+TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  auto backend = kernels::make_cpu_backend(1);
+  std::vector<ModelRequest> requests;
+  requests.push_back({*zoo_model("cifar_allconv"), {2}});
+  CalibrationOptions options;
+  options.repetitions = 2;
+  options.min_time = 0.001;
+  options.warm_up_time = 0.0;
+  options.name = "test-cpu";
+  size_t updates = 0;
+  const DeviceProfile p = calibrate(*backend, requests, options,
+                                    [&](const ProgressUpdate& u) {
+                                      ++updates;
+                                      EXPECT_LE(u.done, u.total);
+                                      EXPECT_TRUE(u.error.empty()) << u.what << ": " << u.error;
+                                    });
+  EXPECT_GT(updates, 10U);
+  EXPECT_EQ(p.name, "test-cpu");
+  EXPECT_EQ(p.source, ProfileSource::measured);
+  EXPECT_EQ(p.provenance.at("threads"), "1");
+  EXPECT_TRUE(p.provenance.contains("onednn"));
+  EXPECT_TRUE(p.provenance.contains("loadavg_start"));
+  EXPECT_GT(p.gradient_sum_rate.value(), 0.0);
+  EXPECT_GT(p.update_rate.value(), 0.0);
+  ASSERT_EQ(p.end_to_end.size(), 1U);
+  EXPECT_GT(p.end_to_end[0].measured.value(), 0.0);
+  EXPECT_FALSE(p.fitted.empty());
+
+  // Through the JSON format, as `ralp calibrate` writes and the simulator reads it.
+  const DeviceProfile back = parse_device_profile(device_profile_to_json(p), "", "test.json");
+  EXPECT_EQ(back, p);
+  const auto model = make_cost_model(back);
+  const LayerGraph& g = requests.front().graph;
+  const ModelCost cost = model_cost(g, *model, 2);
+  EXPECT_EQ(cost.fitted + cost.datasheet, 0U);
+  EXPECT_EQ(cost.measured, g.size() - 1);  // all but flatten, which does no work
+  // A batch never measured falls back to the fitted model.
+  EXPECT_GT(model_cost(g, *model, 3).fitted, 0U);
+}
+
+int run_ralp(const std::string& args, std::string* err) {
+  // One file per process: CTest runs these cases in parallel processes.
+  const std::string log = std::string(RALP_BINARY_DIR) + "/calibrate_test_stderr." +
+                          std::to_string(getpid()) + ".txt";
+  const std::string command = std::string(RALP_BINARY_DIR) + "/ralp " + args + " 2> " + log;
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  *err = text.str();
+  std::remove(log.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct BadInput {
+  std::string args;
+  std::string message;
+};
+
+class CalibrateCommand : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CalibrateCommand, RejectsBadInputWithOneLine) {
+  std::string err;
+  EXPECT_EQ(run_ralp("calibrate " + GetParam().args, &err), 2);
+  EXPECT_EQ(err, GetParam().message + "\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInputs, CalibrateCommand,
+    ::testing::Values(
+        BadInput{"--model cifar_nope --out -",
+                 "error: ralp calibrate: --model is 'cifar_nope', expected a zoo model (alexnet, "
+                 "alexnet_tf, vgg11, vgg16, vgg19, resnet18, resnet50, resnet101, resnet152, "
+                 "googlenet, inception_v3, cifar_alexnet, cifar_allconv) or a model file"},
+        BadInput{"--model vgg16 --batch 8,x --out -",
+                 "error: ralp calibrate: --batch is '8,x', expected a comma-separated list of "
+                 "integers >= 1"},
+        BadInput{"--model vgg16 --batch 0 --out -",
+                 "error: ralp calibrate: --batch is '0', expected a comma-separated list of "
+                 "integers >= 1"},
+        BadInput{"--model vgg16 --device tpu --out -",
+                 "error: ralp calibrate: --device is 'tpu', expected one of auto, cpu, cuda"},
+        BadInput{"--model vgg16 --threads 0 --out -",
+                 "error: ralp calibrate: --threads is 0, expected an integer >= 1"}),
+    [](const auto& p) { return "case" + std::to_string(p.index); });
+
+}  // namespace
+}  // namespace ralp::calibrate
