@@ -510,7 +510,6 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   }
 
   std::vector<FitPoint> points;
-  double best_flops = 0.0, best_bytes = 0.0;
   for (const ShapeToMeasure& s : shapes) {
     const std::string base = s.signature + " b" + std::to_string(s.batch);
     const auto f = collector.stats(base + " forward");
@@ -539,19 +538,33 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
                                      std::pair{w.backward_weight, m.backward_weight}}) {
       if (time.value() <= 0.0) continue;
       points.push_back({m.kind, work, time});
-      best_flops = std::max(best_flops, work.flops.value() / time.value());
-      best_bytes = std::max(best_bytes, work.bytes.value() / time.value());
     }
     p.measured.push_back(std::move(m));
   }
   p.fitted = fit_rates(points, launch);
-  // The datasheet fallback of a measured profile: the best rates seen, at the default
-  // efficiencies; it serves only kinds no model here contains.
-  p.peak_flops = FlopsPerSecond(best_flops > 0.0 ? best_flops : 1e9);
-  p.memory_bandwidth = BytesPerSecond(best_bytes > 0.0 ? best_bytes : 1e9);
+  // The datasheet fallback of a measured profile, for kinds no calibrated model contains: the
+  // convolutions' and FC layers' fitted FLOP rate (the dense-arithmetic ceiling; single best
+  // points are not, they include cache effects and noise), and the streaming bandwidth of the
+  // gradient sum, which reads kSumBuffers buffers and writes one, all far larger than caches.
+  double peak = 0.0;
+  for (const LayerKind kind : {LayerKind::conv2d, LayerKind::fully_connected}) {
+    if (const auto it = p.fitted.find(kind); it != p.fitted.end()) {
+      peak = std::max(peak, it->second.flops.value());
+    }
+  }
+  for (const auto& [kind, rates] : p.fitted) {
+    if (peak <= 0.0) peak = std::max(peak, rates.flops.value());
+  }
+  p.peak_flops = FlopsPerSecond(peak > 0.0 ? peak : 1e9);
+  p.default_efficiency = 1.0;
+  p.memory_efficiency = 1.0;
+  p.memory_bandwidth = p.gradient_sum_rate.value() > 0.0
+                           ? p.gradient_sum_rate * ((kSumBuffers + 1.0) / kSumBuffers)
+                           : BytesPerSecond(1e9);
   p.origin = "measured by ralp calibrate on " + p.provenance["date"] +
-             "; peak_flops and memory_bandwidth are the best rates measured, the datasheet "
-             "fallback for layer kinds with no measurement";
+             "; for layer kinds with no measurement, peak_flops is the fitted FLOP rate of the "
+             "convolutions and FC layers and memory_bandwidth the streaming rate of the gradient "
+             "sum";
 
   if (options.end_to_end) {
     const auto model = make_cost_model(p);
