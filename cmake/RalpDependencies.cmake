@@ -41,3 +41,56 @@ if(RALP_ENABLE_MPI)
 endif()
 
 message(STATUS "ralp: simulator ${RALP_HAVE_SIM}, MPI ${RALP_HAVE_MPI}")
+
+# CPU kernel backend: oneDNN (Debian's build threads with OpenMP, and its config file needs the
+# OpenCL headers) and OpenBLAS. Absent, the CPU backend is not built and the CUDA one stands alone.
+set(RALP_HAVE_CPU_KERNELS OFF)
+if(RALP_ENABLE_CPU_KERNELS)
+  find_package(dnnl CONFIG QUIET)
+  find_package(OpenBLAS CONFIG QUIET)
+  find_package(OpenMP COMPONENTS CXX QUIET)
+  if(TARGET DNNL::dnnl AND OpenBLAS_FOUND AND OpenMP_CXX_FOUND)
+    add_library(ralp_openblas INTERFACE IMPORTED)
+    target_include_directories(ralp_openblas INTERFACE ${OpenBLAS_INCLUDE_DIRS})
+    target_link_libraries(ralp_openblas INTERFACE ${OpenBLAS_LIBRARIES})
+    set(RALP_HAVE_CPU_KERNELS ON)
+  else()
+    message(STATUS "oneDNN, OpenBLAS or OpenMP not found: the CPU kernel backend is not built")
+  endif()
+endif()
+
+# CUDA kernel backend: only when nvcc is found (CUDA never goes into project(LANGUAGES)), with
+# cuDNN found by hand (it has no CMake package; CUDNN_ROOT points at a tarball or wheel install).
+# Only the runtime API is linked: linking the driver library breaks start-up without a driver.
+set(RALP_HAVE_CUDA OFF)
+if(RALP_ENABLE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "75-virtual;80-real;90-real" CACHE STRING "CUDA architectures")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    find_package(CUDAToolkit REQUIRED)
+    set(CUDNN_ROOT "$ENV{CUDNN_ROOT}" CACHE PATH "cuDNN install prefix (lib/ and include/)")
+    find_library(RALP_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
+      HINTS ${CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
+      PATH_SUFFIXES lib lib64 lib/x64)
+    find_path(RALP_CUDNN_INCLUDE_DIR cudnn.h
+      HINTS ${CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+    if(RALP_CUDNN_LIBRARY AND RALP_CUDNN_INCLUDE_DIR AND TARGET CUDA::cublas)
+      add_library(ralp_cudnn INTERFACE IMPORTED)
+      target_include_directories(ralp_cudnn INTERFACE ${RALP_CUDNN_INCLUDE_DIR})
+      target_link_libraries(ralp_cudnn INTERFACE ${RALP_CUDNN_LIBRARY})
+      set(RALP_HAVE_CUDA ON)
+    else()
+      message(STATUS "cuDNN or cuBLAS not found (set CUDNN_ROOT): the CUDA backend is not built")
+    endif()
+  else()
+    message(STATUS "nvcc not found: the CUDA kernel backend is not built")
+  endif()
+endif()
+
+message(STATUS "ralp: CPU kernels ${RALP_HAVE_CPU_KERNELS}, CUDA kernels ${RALP_HAVE_CUDA}")

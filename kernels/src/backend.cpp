@@ -1,0 +1,174 @@
+// Tensors, runner descriptions and backend selection: the parts every backend shares.
+#include "ralp/kernels/backend.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace ralp::kernels {
+
+std::string_view to_string(BackendKind kind) { return kind == BackendKind::cpu ? "cpu" : "cuda"; }
+
+int64_t TensorDesc::elements() const {
+  int64_t n = 1;
+  for (const int64_t d : dims) n *= d;
+  return n;
+}
+
+int64_t TensorDesc::bytes() const { return elements() * 4; }
+
+std::string TensorDesc::to_string() const {
+  std::ostringstream out;
+  out << (type == DataType::f32 ? "f32[" : "s32[");
+  for (size_t i = 0; i < dims.size(); ++i) out << (i > 0 ? "," : "") << dims[i];
+  out << ']' << (layout == Layout::channels_last ? " channels_last" : "");
+  return out.str();
+}
+
+Tensor::Tensor(TensorDesc desc, std::unique_ptr<TensorStorage> storage)
+    : desc_(std::move(desc)), storage_(std::move(storage)) {}
+
+TensorDesc activation_desc(int64_t batch, int64_t c, int64_t h, int64_t w, Layout layout) {
+  return {{batch, c, h, w}, DataType::f32, layout};
+}
+
+namespace {
+
+// Applies `copy(plain_index, layout_index)` to every element of a channels_last 4-D tensor.
+template <class Copy>
+void for_each_nhwc(const TensorDesc& desc, Copy copy) {
+  const int64_t n = desc.dims[0], c = desc.dims[1], h = desc.dims[2], w = desc.dims[3];
+  for (int64_t in = 0; in < n; ++in) {
+    for (int64_t ic = 0; ic < c; ++ic) {
+      for (int64_t ih = 0; ih < h; ++ih) {
+        for (int64_t iw = 0; iw < w; ++iw) {
+          copy(((in * c + ic) * h + ih) * w + iw, ((in * h + ih) * w + iw) * c + ic);
+        }
+      }
+    }
+  }
+}
+
+bool needs_permutation(const TensorDesc& desc) {
+  return desc.layout == Layout::channels_last && desc.dims.size() == 4 &&
+         desc.dims[2] * desc.dims[3] > 1 && desc.dims[1] > 1;
+}
+
+}  // namespace
+
+void to_plain_order(const TensorDesc& desc, const float* src, float* dst) {
+  if (!needs_permutation(desc)) {
+    std::copy(src, src + desc.elements(), dst);
+    return;
+  }
+  for_each_nhwc(desc, [&](int64_t plain, int64_t laid) { dst[plain] = src[laid]; });
+}
+
+void from_plain_order(const TensorDesc& desc, const float* src, float* dst) {
+  if (!needs_permutation(desc)) {
+    std::copy(src, src + desc.elements(), dst);
+    return;
+  }
+  for_each_nhwc(desc, [&](int64_t plain, int64_t laid) { dst[laid] = src[plain]; });
+}
+
+LayerRunner::LayerRunner(const Layer& layer, int64_t batch, Layout layout)
+    : layer_(layer), batch_(batch), layout_(layout) {
+  if (batch < 1) throw std::invalid_argument("batch must be >= 1");
+}
+
+TensorDesc LayerRunner::input_desc(size_t i) const {
+  const TensorShape& s = layer_.input_shapes.at(i);
+  return activation_desc(batch_, s.channels, s.height, s.width, layout_);
+}
+
+TensorDesc LayerRunner::output_desc() const {
+  const TensorShape& s = layer_.output;
+  return activation_desc(batch_, s.channels, s.height, s.width, layout_);
+}
+
+TensorDesc LayerRunner::weight_desc() const {
+  const TensorShape& in = layer_.input_shapes.front();
+  switch (layer_.kind()) {
+    case LayerKind::conv2d: {
+      const auto& a = std::get<Conv2dAttrs>(layer_.spec.attrs);
+      return {{a.out_channels, in.channels / a.groups, a.kernel_h, a.kernel_w}};
+    }
+    case LayerKind::fully_connected:
+      return {{std::get<FullyConnectedAttrs>(layer_.spec.attrs).out_features, in.elements()}};
+    case LayerKind::batch_norm:
+      return {{in.channels}};
+    default:
+      throw std::logic_error("layer '" + layer_.name() + "' has no weights");
+  }
+}
+
+TensorDesc LayerRunner::bias_desc() const {
+  if (!has_bias()) throw std::logic_error("layer '" + layer_.name() + "' has no bias");
+  return {{layer_.bias_params}};
+}
+
+Tensor Backend::upload(const TensorDesc& desc, std::span<const float> values) {
+  Tensor t = allocate(desc);
+  copy_from_host(t, values);
+  return t;
+}
+
+std::vector<float> Backend::download(const Tensor& src) {
+  std::vector<float> out(static_cast<size_t>(src.elements()));
+  copy_to_host(src, out);
+  return out;
+}
+
+bool cpu_backend_built() {
+#ifdef RALP_HAVE_CPU_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cuda_backend_built() {
+#ifdef RALP_HAVE_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifndef RALP_HAVE_CPU_KERNELS
+std::unique_ptr<Backend> make_cpu_backend(int /*threads*/) {
+  throw std::runtime_error(
+      "this build has no CPU kernel backend (oneDNN and OpenBLAS were not found)");
+}
+#endif
+
+#ifndef RALP_HAVE_CUDA_KERNELS
+std::unique_ptr<Backend> make_cuda_backend() {
+  throw std::runtime_error("this build has no CUDA kernel backend");
+}
+std::string cuda_unavailable_reason() { return "this build has no CUDA backend"; }
+#endif
+
+BackendSelection select_backend(const BackendOptions& options) {
+  if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
+  BackendSelection out;
+  if (options.device == DeviceChoice::cpu) {
+    out.backend = make_cpu_backend(options.threads);
+    return out;
+  }
+  const std::string reason = cuda_unavailable_reason();
+  if (reason.empty()) {
+    out.backend = make_cuda_backend();
+    return out;
+  }
+  if (!cpu_backend_built()) {
+    throw std::runtime_error(reason + ", and this build has no CPU kernel backend");
+  }
+  out.backend = make_cpu_backend(options.threads);
+  if (options.device == DeviceChoice::cuda || cuda_backend_built()) {
+    out.note = reason + ": using the CPU (" + out.backend->device_name() + ")";
+  }
+  return out;
+}
+
+}  // namespace ralp::kernels

@@ -1,0 +1,222 @@
+// The CPU backend: host memory, oneDNN/OpenBLAS parameter-server operations, wall-clock timing.
+#include "cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace ralp::kernels::cpu {
+namespace {
+
+constexpr size_t kAlignment = 64;  // one cache line, the widest AVX-512 load
+
+class HostStorage final : public TensorStorage {
+ public:
+  explicit HostStorage(size_t bytes)
+      : data_(std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment +
+                                                 kAlignment)) {
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+  ~HostStorage() override { std::free(data_); }
+  HostStorage(const HostStorage&) = delete;
+  HostStorage& operator=(const HostStorage&) = delete;
+  [[nodiscard]] void* data() override { return data_; }
+
+ private:
+  void* data_;
+};
+
+class WallTimer final : public DeviceTimer {
+ public:
+  void start() override { start_ = std::chrono::steady_clock::now(); }
+  void stop() override { stop_ = std::chrono::steady_clock::now(); }
+  [[nodiscard]] Seconds elapsed() override {
+    return Seconds(std::chrono::duration<double>(stop_ - start_).count());
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_, stop_;
+};
+
+// "AMD EPYC (family 26, model 2)": the model name with the family that tells its generation.
+std::string read_cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, name, family, model;
+  const auto value = [](const std::string& l) {
+    const auto colon = l.find(':');
+    return colon == std::string::npos ? std::string() : l.substr(l.find_first_not_of(" \t", colon + 1));
+  };
+  while (std::getline(in, line) && (name.empty() || family.empty() || model.empty())) {
+    if (line.rfind("model name", 0) == 0) {
+      name = value(line);
+    } else if (line.rfind("cpu family", 0) == 0) {
+      family = value(line);
+    } else if (line.rfind("model", 0) == 0 && line.find("name") == std::string::npos) {
+      model = value(line);
+    }
+  }
+  if (name.empty()) return "unknown CPU";
+  if (family.empty()) return name;
+  return name + " (family " + family + ", model " + model + ")";
+}
+
+void check_same_size(const Tensor& a, const Tensor& b, const char* what) {
+  if (a.elements() != b.elements()) {
+    throw std::invalid_argument(std::string(what) + ": tensors of " + a.desc().to_string() +
+                                " and " + b.desc().to_string());
+  }
+}
+
+void check_span(const Tensor& t, size_t size) {
+  if (static_cast<int64_t>(size) != t.elements()) {
+    throw std::invalid_argument("host copy of " + std::to_string(size) + " values into " +
+                                t.desc().to_string());
+  }
+}
+
+}  // namespace
+
+dnnl::memory::desc to_dnnl(const TensorDesc& desc) {
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::dims dims(desc.dims.begin(), desc.dims.end());
+  const auto type = desc.type == DataType::f32 ? dnnl::memory::data_type::f32
+                                               : dnnl::memory::data_type::s32;
+  if (desc.layout == Layout::channels_last && dims.size() == 4) return {dims, type, tag::nhwc};
+  static const tag plain[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
+  if (dims.empty() || dims.size() > 5) throw std::invalid_argument("unsupported tensor rank");
+  return {dims, type, plain[dims.size()]};
+}
+
+dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine) {
+  return dnnl::memory(md, engine, DNNL_MEMORY_NONE);
+}
+
+void bind(dnnl::memory& memory, const Tensor* tensor) {
+  if (tensor == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+  memory.set_data_handle(tensor->raw());
+}
+
+CpuBackend::CpuBackend(int threads)
+    : threads_(threads),
+      engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_),
+      cpu_model_(read_cpu_model()) {
+  if (threads < 1) throw std::invalid_argument("threads must be >= 1");
+  activate();
+}
+
+void CpuBackend::activate() const {
+  if (omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
+}
+
+std::string CpuBackend::device_name() const {
+  return cpu_model_ + " (" + std::to_string(threads_) + (threads_ == 1 ? " thread)" : " threads)");
+}
+
+std::map<std::string, std::string> CpuBackend::provenance() const {
+  const dnnl_version_t* v = dnnl_version();
+  std::string openblas = openblas_get_config();
+  if (openblas.rfind("OpenBLAS ", 0) == 0) openblas = openblas.substr(9);
+  return {{"device", "cpu"},
+          {"cpu_model", cpu_model_},
+          {"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                         std::to_string(v->patch) + " (" + v->hash + ")"},
+          {"openblas", openblas},
+          {"threads", std::to_string(threads_)}};
+}
+
+Tensor CpuBackend::allocate(const TensorDesc& desc) {
+  return {desc, std::make_unique<HostStorage>(static_cast<size_t>(desc.bytes()))};
+}
+
+void CpuBackend::copy_from_host(Tensor& dst, std::span<const float> src) {
+  check_span(dst, src.size());
+  from_plain_order(dst.desc(), src.data(), dst.f32());
+}
+
+void CpuBackend::copy_to_host(const Tensor& src, std::span<float> dst) {
+  check_span(src, dst.size());
+  to_plain_order(src.desc(), src.f32(), dst.data());
+}
+
+void CpuBackend::copy_labels_from_host(Tensor& dst, std::span<const int32_t> src) {
+  check_span(dst, src.size());
+  std::memcpy(dst.raw(), src.data(), src.size_bytes());
+}
+
+void CpuBackend::fill(Tensor& dst, float value) {
+  std::fill(dst.f32(), dst.f32() + dst.elements(), value);
+}
+
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+  check_same_size(src, dst, "copy");
+  std::memcpy(dst.raw(), src.raw(), static_cast<size_t>(src.desc().bytes()));
+}
+
+void CpuBackend::add_into(Tensor& dst, const Tensor& src) {
+  check_same_size(src, dst, "add_into");
+  activate();
+  openblas_set_num_threads(threads_);
+  cblas_saxpy(static_cast<blasint>(dst.elements()), 1.0F, src.f32(), 1, dst.f32(), 1);
+}
+
+void CpuBackend::sum(std::span<const Tensor* const> srcs, Tensor& dst) {
+  if (srcs.empty()) throw std::invalid_argument("sum of no buffers");
+  for (const Tensor* s : srcs) check_same_size(*s, dst, "sum");
+  activate();
+  const int64_t n = dst.elements();
+  const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+  auto it = sums_.find({srcs.size(), n});
+  if (it == sums_.end()) {
+    const std::vector<float> scales(srcs.size(), 1.0F);
+    const std::vector<dnnl::memory::desc> mds(srcs.size(), md);
+    it = sums_.emplace(std::pair{srcs.size(), n},
+                       dnnl::sum(dnnl::sum::primitive_desc(md, scales, mds, engine_)))
+             .first;
+  }
+  std::unordered_map<int, dnnl::memory> args;
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
+                 dnnl::memory(md, engine_, srcs[i]->raw()));
+  }
+  args.emplace(DNNL_ARG_DST, dnnl::memory(md, engine_, dst.raw()));
+  it->second.execute(stream_, args);
+  stream_.wait();
+}
+
+void CpuBackend::sgd_update(Tensor& weights, const Tensor& gradient, Tensor& velocity,
+                            const SgdOptions& options, float gradient_scale) {
+  check_same_size(weights, gradient, "sgd_update");
+  check_same_size(weights, velocity, "sgd_update");
+  activate();
+  openblas_set_num_threads(threads_);
+  const auto n = static_cast<blasint>(weights.elements());
+  cblas_sscal(n, options.momentum, velocity.f32(), 1);
+  cblas_saxpy(n, gradient_scale, gradient.f32(), 1, velocity.f32(), 1);
+  if (options.weight_decay != 0.0F) {
+    cblas_saxpy(n, options.weight_decay, weights.f32(), 1, velocity.f32(), 1);
+  }
+  cblas_saxpy(n, -options.learning_rate, velocity.f32(), 1, weights.f32(), 1);
+}
+
+std::unique_ptr<LayerRunner> CpuBackend::make_runner(const Layer& layer, int64_t batch) {
+  activate();
+  return make_cpu_runner(*this, layer, batch);
+}
+
+std::unique_ptr<DeviceTimer> CpuBackend::make_timer() { return std::make_unique<WallTimer>(); }
+
+}  // namespace ralp::kernels::cpu
+
+namespace ralp::kernels {
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  return std::make_unique<cpu::CpuBackend>(threads);
+}
+
+}  // namespace ralp::kernels

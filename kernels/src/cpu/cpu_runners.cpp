@@ -1,0 +1,770 @@
+// CPU layer runners: oneDNN primitives made once per layer and batch, run on tensors bound by
+// handle. Dropout and the loss's scalar arithmetic, which oneDNN has no primitive for, are loops.
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "cpu/cpu_backend.hpp"
+#include "ralp/kernels/dropout_mask.hpp"
+
+namespace ralp::kernels::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// Right padding that makes oneDNN's output size (floor division) equal the layer's: the left
+// padding for floor-mode sizes, more when ceil_mode added a last window.
+int64_t right_pad(int64_t in, int64_t out, int64_t window, int64_t stride, int64_t left) {
+  return std::max(left, (out - 1) * stride + window - in - left);
+}
+
+class CpuRunner : public LayerRunner {
+ public:
+  CpuRunner(CpuBackend& backend, const Layer& layer, int64_t batch)
+      : LayerRunner(layer, batch, Layout::channels_last), backend_(backend) {}
+
+  void backward_data(const LayerArgs&) override {
+    throw std::logic_error("layer '" + layer_.name() + "' has no backward-data pass");
+  }
+  void backward_weight(const LayerArgs&) override {
+    throw std::logic_error("layer '" + layer_.name() + "' has no parameters");
+  }
+
+ protected:
+  [[nodiscard]] const dnnl::engine& engine() const { return backend_.engine(); }
+  void run(const dnnl::primitive& p, const std::unordered_map<int, memory>& args) {
+    p.execute(backend_.stream(), args);
+    backend_.stream().wait();
+  }
+  [[nodiscard]] memory owned(const memory::desc& md) const { return memory(md, engine()); }
+  [[nodiscard]] memory unbound(const memory::desc& md) const { return unbound_memory(md, engine()); }
+  void need_input_gradient() const {
+    if (!layer_.needs_input_gradient) {
+      throw std::logic_error("layer '" + layer_.name() + "' needs no input gradient");
+    }
+  }
+
+  CpuBackend& backend_;
+};
+
+// A reorder that runs only when the two layouts differ; otherwise the source is used directly.
+struct MaybeReorder {
+  std::optional<dnnl::reorder> reorder;
+  memory converted;
+
+  void prepare(const memory::desc& user, const memory::desc& wanted, const dnnl::engine& eng) {
+    if (user == wanted) return;
+    converted = memory(wanted, eng);
+    reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, wanted));
+  }
+  // The memory the primitive should read, converting `user` into it first when needed.
+  memory& to_wanted(memory& user, dnnl::stream& s) {
+    if (!reorder) return user;
+    reorder->execute(s, user, converted);
+    return converted;
+  }
+  // The memory the primitive should write; from_wanted then converts it into `user`.
+  memory& target(memory& user) { return reorder ? converted : user; }
+};
+
+class ConvRunner final : public CpuRunner {
+ public:
+  ConvRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const auto& a = std::get<Conv2dAttrs>(layer.spec.attrs);
+    const TensorShape& in = layer.input_shapes.front();
+    const TensorShape& out = layer.output;
+    const memory::desc src = to_dnnl(input_desc(0));
+    const memory::desc dst = to_dnnl(output_desc());
+    memory::dims wdims = {a.out_channels, in.channels / a.groups, a.kernel_h, a.kernel_w};
+    tag wtag = tag::oihw;
+    if (a.groups > 1) {
+      wdims = {a.groups, a.out_channels / a.groups, in.channels / a.groups, a.kernel_h, a.kernel_w};
+      wtag = tag::goihw;
+    }
+    const memory::desc user_w(wdims, dt::f32, wtag);
+    const memory::desc any_w(wdims, dt::f32, tag::any);
+    const memory::desc bias = a.bias ? memory::desc({a.out_channels}, dt::f32, tag::a) : memory::desc();
+    const memory::dims strides = {a.stride_h, a.stride_w};
+    const memory::dims dilates = {a.dilation_h - 1, a.dilation_w - 1};
+    const memory::dims pad_l = {a.pad_h, a.pad_w};
+    const memory::dims pad_r = {
+        right_pad(in.height, out.height, (a.kernel_h - 1) * a.dilation_h + 1, a.stride_h, a.pad_h),
+        right_pad(in.width, out.width, (a.kernel_w - 1) * a.dilation_w + 1, a.stride_w, a.pad_w)};
+    const auto alg = dnnl::algorithm::convolution_direct;
+
+    const dnnl::convolution_forward::primitive_desc fwd_pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, any_w, bias,
+                                        dst, strides, dilates, pad_l, pad_r),
+        engine());
+    forward_ = dnnl::convolution_forward(fwd_pd);
+    fwd_weights_.prepare(user_w, fwd_pd.weights_desc(), engine());
+
+    src_ = unbound(src);
+    dst_ = unbound(dst);
+    weights_ = unbound(user_w);
+    if (a.bias) bias_ = unbound(bias);
+
+    if (layer.needs_input_gradient) {
+      const dnnl::convolution_backward_data::primitive_desc pd(
+          dnnl::convolution_backward_data::desc(alg, src, any_w, dst, strides, dilates, pad_l,
+                                                pad_r),
+          engine(), fwd_pd);
+      backward_data_ = dnnl::convolution_backward_data(pd);
+      bwd_weights_.prepare(user_w, pd.weights_desc(), engine());
+      diff_src_ = unbound(src);
+    }
+    diff_dst_ = unbound(dst);
+    const dnnl::convolution_backward_weights::primitive_desc wpd(
+        dnnl::convolution_backward_weights::desc(alg, src, any_w, bias, dst, strides, dilates,
+                                                 pad_l, pad_r),
+        engine(), fwd_pd);
+    backward_weights_ = dnnl::convolution_backward_weights(wpd);
+    diff_weights_ = unbound(user_w);
+    diff_weights_out_.prepare(user_w, wpd.diff_weights_desc(), engine());
+    if (diff_weights_out_.reorder) {
+      diff_weights_out_.reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(engine(), wpd.diff_weights_desc(), engine(), user_w));
+    }
+    if (a.bias) diff_bias_ = unbound(bias);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    bind(weights_, args.weights);
+    std::unordered_map<int, memory> m = {
+        {DNNL_ARG_SRC, src_},
+        {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, backend_.stream())},
+        {DNNL_ARG_DST, dst_}};
+    if (has_bias()) {
+      bind(bias_, args.bias);
+      m.emplace(DNNL_ARG_BIAS, bias_);
+    }
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(diff_src_, args.diff_inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    bind(weights_, args.weights);
+    run(*backward_data_,
+        {{DNNL_ARG_DIFF_SRC, diff_src_},
+         {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, backend_.stream())},
+         {DNNL_ARG_DIFF_DST, diff_dst_}});
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    bind(diff_weights_, args.diff_weights);
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, src_},
+                                         {DNNL_ARG_DIFF_DST, diff_dst_},
+                                         {DNNL_ARG_DIFF_WEIGHTS, diff_weights_out_.target(diff_weights_)}};
+    if (has_bias()) {
+      bind(diff_bias_, args.diff_bias);
+      m.emplace(DNNL_ARG_DIFF_BIAS, diff_bias_);
+    }
+    run(backward_weights_, m);
+    if (diff_weights_out_.reorder) {
+      run(*diff_weights_out_.reorder,
+          {{DNNL_ARG_FROM, diff_weights_out_.converted}, {DNNL_ARG_TO, diff_weights_}});
+    }
+  }
+
+ private:
+  dnnl::convolution_forward forward_;
+  std::optional<dnnl::convolution_backward_data> backward_data_;
+  dnnl::convolution_backward_weights backward_weights_;
+  MaybeReorder fwd_weights_, bwd_weights_, diff_weights_out_;
+  memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
+};
+
+class PoolRunner final : public CpuRunner {
+ public:
+  PoolRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const auto& a = std::get<PoolAttrs>(layer.spec.attrs);
+    const TensorShape& in = layer.input_shapes.front();
+    const TensorShape& out = layer.output;
+    memory::dims kernel = {a.kernel_h, a.kernel_w}, strides = {a.stride_h, a.stride_w};
+    memory::dims pad_l = {a.pad_h, a.pad_w};
+    if (a.global) {
+      kernel = {in.height, in.width};
+      strides = {1, 1};
+      pad_l = {0, 0};
+    }
+    const memory::dims pad_r = {right_pad(in.height, out.height, kernel[0], strides[0], pad_l[0]),
+                                right_pad(in.width, out.width, kernel[1], strides[1], pad_l[1])};
+    // oneDNN divides an average by the window's size including padding, ceil_mode's extra
+    // padding too; PyTorch leaves that extra out. No zoo model has a ceil-mode average pool.
+    const auto alg = layer.kind() == LayerKind::max_pool ? dnnl::algorithm::pooling_max
+                     : a.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                           : dnnl::algorithm::pooling_avg_exclude_padding;
+    const memory::desc src = to_dnnl(input_desc(0));
+    const memory::desc dst = to_dnnl(output_desc());
+    const dnnl::pooling_forward::primitive_desc fwd_pd(
+        dnnl::pooling_forward::desc(dnnl::prop_kind::forward_training, alg, src, dst, strides,
+                                    kernel, pad_l, pad_r),
+        engine());
+    forward_ = dnnl::pooling_forward(fwd_pd);
+    if (fwd_pd.workspace_desc().get_size() > 0) workspace_ = owned(fwd_pd.workspace_desc());
+    src_ = unbound(src);
+    dst_ = unbound(dst);
+    if (layer.needs_input_gradient) {
+      const dnnl::pooling_backward::primitive_desc pd(
+          dnnl::pooling_backward::desc(alg, src, dst, strides, kernel, pad_l, pad_r), engine(),
+          fwd_pd);
+      backward_ = dnnl::pooling_backward(pd);
+    }
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    if (workspace_) m.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(src_, args.diff_inputs.at(0));
+    bind(dst_, args.diff_output);
+    std::unordered_map<int, memory> m = {{DNNL_ARG_DIFF_SRC, src_}, {DNNL_ARG_DIFF_DST, dst_}};
+    if (workspace_) m.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    run(*backward_, m);
+  }
+
+ private:
+  dnnl::pooling_forward forward_;
+  std::optional<dnnl::pooling_backward> backward_;
+  memory src_, dst_, workspace_;
+};
+
+class ReluRunner final : public CpuRunner {
+ public:
+  ReluRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const memory::desc md = to_dnnl(input_desc(0));
+    const auto alg = dnnl::algorithm::eltwise_relu;
+    const dnnl::eltwise_forward::primitive_desc fwd_pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, 0.0F, 0.0F),
+        engine());
+    forward_ = dnnl::eltwise_forward(fwd_pd);
+    backward_ = dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
+        dnnl::eltwise_backward::desc(alg, md, md, 0.0F, 0.0F), engine(), fwd_pd));
+    src_ = unbound(md);
+    dst_ = unbound(md);
+    diff_src_ = unbound(md);
+    diff_dst_ = unbound(md);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    run(forward_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(diff_src_, args.diff_inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    run(backward_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_SRC, diff_src_}, {DNNL_ARG_DIFF_DST, diff_dst_}});
+  }
+
+ private:
+  dnnl::eltwise_forward forward_;
+  dnnl::eltwise_backward backward_;
+  memory src_, dst_, diff_src_, diff_dst_;
+};
+
+class LrnRunner final : public CpuRunner {
+ public:
+  LrnRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const auto& a = std::get<LrnAttrs>(layer.spec.attrs);
+    const memory::desc md = to_dnnl(input_desc(0));
+    const auto alg = dnnl::algorithm::lrn_across_channels;
+    const auto alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
+    const auto k = static_cast<float>(a.k);
+    const dnnl::lrn_forward::primitive_desc fwd_pd(
+        dnnl::lrn_forward::desc(dnnl::prop_kind::forward_training, alg, md, a.size, alpha, beta, k),
+        engine());
+    forward_ = dnnl::lrn_forward(fwd_pd);
+    if (fwd_pd.workspace_desc().get_size() > 0) workspace_ = owned(fwd_pd.workspace_desc());
+    backward_ = dnnl::lrn_backward(dnnl::lrn_backward::primitive_desc(
+        dnnl::lrn_backward::desc(alg, md, md, a.size, alpha, beta, k), engine(), fwd_pd));
+    src_ = unbound(md);
+    dst_ = unbound(md);
+    diff_src_ = unbound(md);
+    diff_dst_ = unbound(md);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    if (workspace_) m.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(diff_src_, args.diff_inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    std::unordered_map<int, memory> m = {
+        {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_SRC, diff_src_}, {DNNL_ARG_DIFF_DST, diff_dst_}};
+    if (workspace_) m.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    run(backward_, m);
+  }
+
+ private:
+  dnnl::lrn_forward forward_;
+  dnnl::lrn_backward backward_;
+  memory src_, dst_, diff_src_, diff_dst_, workspace_;
+};
+
+class BatchNormRunner final : public CpuRunner {
+ public:
+  BatchNormRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const auto eps = static_cast<float>(std::get<BatchNormAttrs>(layer.spec.attrs).epsilon);
+    const memory::desc md = to_dnnl(input_desc(0));
+    const auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+    const dnnl::batch_normalization_forward::primitive_desc fwd_pd(
+        dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_training, md, eps, flags),
+        engine());
+    forward_ = dnnl::batch_normalization_forward(fwd_pd);
+    const dnnl::batch_normalization_backward::primitive_desc bwd_pd(
+        dnnl::batch_normalization_backward::desc(dnnl::prop_kind::backward, md, md, eps, flags),
+        engine(), fwd_pd);
+    backward_ = dnnl::batch_normalization_backward(bwd_pd);
+    mean_ = owned(fwd_pd.mean_desc());
+    variance_ = owned(fwd_pd.variance_desc());
+    const memory::desc channels({layer.output.channels}, dt::f32, tag::a);
+    diff_scale_ = owned(channels);
+    diff_shift_ = owned(channels);
+    scale_ = unbound(channels);
+    shift_ = unbound(channels);
+    src_ = unbound(md);
+    dst_ = unbound(md);
+    diff_src_ = unbound(md);
+    diff_dst_ = unbound(md);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    bind(scale_, args.weights);
+    bind(shift_, args.bias);
+    run(forward_, {{DNNL_ARG_SRC, src_},
+                   {DNNL_ARG_DST, dst_},
+                   {DNNL_ARG_SCALE, scale_},
+                   {DNNL_ARG_SHIFT, shift_},
+                   {DNNL_ARG_MEAN, mean_},
+                   {DNNL_ARG_VARIANCE, variance_}});
+    gradients_fresh_ = false;
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(diff_src_, args.diff_inputs.at(0));
+    run_backward(args);
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    backend_.activate();
+    if (!gradients_fresh_) {
+      if (!scratch_) scratch_ = owned(to_dnnl(input_desc(0)));
+      diff_src_.set_data_handle(scratch_.get_data_handle());
+      run_backward(args);
+    }
+    const size_t bytes = static_cast<size_t>(layer_.output.channels) * sizeof(float);
+    std::memcpy(args.diff_weights->raw(), diff_scale_.get_data_handle(), bytes);
+    std::memcpy(args.diff_bias->raw(), diff_shift_.get_data_handle(), bytes);
+    gradients_fresh_ = false;
+  }
+
+ private:
+  void run_backward(const LayerArgs& args) {
+    bind(src_, args.inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    bind(scale_, args.weights);
+    bind(shift_, args.bias);
+    run(backward_, {{DNNL_ARG_SRC, src_},
+                    {DNNL_ARG_SHIFT, shift_},
+                    {DNNL_ARG_MEAN, mean_},
+                    {DNNL_ARG_VARIANCE, variance_},
+                    {DNNL_ARG_DIFF_DST, diff_dst_},
+                    {DNNL_ARG_SCALE, scale_},
+                    {DNNL_ARG_DIFF_SRC, diff_src_},
+                    {DNNL_ARG_DIFF_SCALE, diff_scale_},
+                    {DNNL_ARG_DIFF_SHIFT, diff_shift_}});
+    gradients_fresh_ = true;
+  }
+
+  dnnl::batch_normalization_forward forward_;
+  dnnl::batch_normalization_backward backward_;
+  memory mean_, variance_, scale_, shift_, diff_scale_, diff_shift_;
+  memory src_, dst_, diff_src_, diff_dst_, scratch_;
+  bool gradients_fresh_ = false;
+};
+
+class FullyConnectedRunner final : public CpuRunner {
+ public:
+  FullyConnectedRunner(CpuBackend& b, const Layer& layer, int64_t batch)
+      : CpuRunner(b, layer, batch) {
+    const auto& a = std::get<FullyConnectedAttrs>(layer.spec.attrs);
+    const TensorShape& in = layer.input_shapes.front();
+    memory::desc src, w;
+    if (in.height * in.width == 1) {
+      src = memory::desc({batch, in.channels}, dt::f32, tag::nc);
+      w = memory::desc({a.out_features, in.channels}, dt::f32, tag::oi);
+    } else {
+      // A spatial input stays channels-last; oneDNN reads the OIHW weights in PyTorch's order.
+      src = to_dnnl(input_desc(0));
+      w = memory::desc({a.out_features, in.channels, in.height, in.width}, dt::f32, tag::oihw);
+    }
+    const memory::desc dst({batch, a.out_features}, dt::f32, tag::nc);
+    const memory::desc bias = a.bias ? memory::desc({a.out_features}, dt::f32, tag::a) : memory::desc();
+    const dnnl::inner_product_forward::primitive_desc fwd_pd(
+        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src, w, bias, dst),
+        engine());
+    forward_ = dnnl::inner_product_forward(fwd_pd);
+    if (layer.needs_input_gradient) {
+      backward_data_ = dnnl::inner_product_backward_data(
+          dnnl::inner_product_backward_data::primitive_desc(
+              dnnl::inner_product_backward_data::desc(src, w, dst), engine(), fwd_pd));
+    }
+    backward_weights_ = dnnl::inner_product_backward_weights(
+        dnnl::inner_product_backward_weights::primitive_desc(
+            dnnl::inner_product_backward_weights::desc(src, w, bias, dst), engine(), fwd_pd));
+    src_ = unbound(src);
+    dst_ = unbound(dst);
+    weights_ = unbound(w);
+    diff_src_ = unbound(src);
+    diff_dst_ = unbound(dst);
+    diff_weights_ = unbound(w);
+    if (a.bias) {
+      bias_ = unbound(bias);
+      diff_bias_ = unbound(bias);
+    }
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    bind(weights_, args.weights);
+    std::unordered_map<int, memory> m = {
+        {DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    if (has_bias()) {
+      bind(bias_, args.bias);
+      m.emplace(DNNL_ARG_BIAS, bias_);
+    }
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(diff_src_, args.diff_inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    bind(weights_, args.weights);
+    run(*backward_data_,
+        {{DNNL_ARG_DIFF_SRC, diff_src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DIFF_DST, diff_dst_}});
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(diff_dst_, args.diff_output);
+    bind(diff_weights_, args.diff_weights);
+    std::unordered_map<int, memory> m = {
+        {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights_}};
+    if (has_bias()) {
+      bind(diff_bias_, args.diff_bias);
+      m.emplace(DNNL_ARG_DIFF_BIAS, diff_bias_);
+    }
+    run(backward_weights_, m);
+  }
+
+ private:
+  dnnl::inner_product_forward forward_;
+  std::optional<dnnl::inner_product_backward_data> backward_data_;
+  dnnl::inner_product_backward_weights backward_weights_;
+  memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
+};
+
+// Softmax by oneDNN; the loss (mean of -log p[label]) and its gradient ((p - onehot) / N) are
+// N x classes scalar work.
+class SoftmaxLossRunner final : public CpuRunner {
+ public:
+  SoftmaxLossRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    classes_ = layer.output.channels;
+    const memory::desc md({batch, classes_}, dt::f32, tag::nc);
+    forward_ = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_training, md, 1), engine()));
+    src_ = unbound(md);
+    dst_ = unbound(md);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(src_, args.inputs.at(0));
+    bind(dst_, args.output);
+    run(forward_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
+    if (args.loss == nullptr) return;
+    const float* p = args.output->f32();
+    const int32_t* labels = checked_labels(args);
+    double sum = 0.0;
+    for (int64_t n = 0; n < batch_; ++n) {
+      // The floor keeps a probability that underflowed to 0 from making the loss infinite.
+      sum -= std::log(std::max(p[n * classes_ + labels[n]], 1e-30F));
+    }
+    *args.loss->f32() = static_cast<float>(sum / static_cast<double>(batch_));
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    const float* p = args.output->f32();
+    float* d = args.diff_inputs.at(0)->f32();
+    const int32_t* labels = checked_labels(args);
+    const float inv_batch = 1.0F / static_cast<float>(batch_);
+    for (int64_t n = 0; n < batch_; ++n) {
+      for (int64_t c = 0; c < classes_; ++c) {
+        const float onehot = c == labels[n] ? 1.0F : 0.0F;
+        d[n * classes_ + c] = (p[n * classes_ + c] - onehot) * inv_batch;
+      }
+    }
+  }
+
+ private:
+  const int32_t* checked_labels(const LayerArgs& args) const {
+    if (args.labels == nullptr) throw std::invalid_argument("the loss needs labels");
+    const int32_t* labels = args.labels->s32();
+    for (int64_t n = 0; n < batch_; ++n) {
+      if (labels[n] < 0 || labels[n] >= classes_) {
+        throw std::out_of_range("label " + std::to_string(labels[n]) + " outside [0, " +
+                                std::to_string(classes_) + ")");
+      }
+    }
+    return labels;
+  }
+
+  int64_t classes_ = 0;
+  dnnl::softmax_forward forward_;
+  memory src_, dst_;
+};
+
+// Dropout's mask is regenerated from its key in both passes instead of stored.
+class DropoutRunner final : public CpuRunner {
+ public:
+  DropoutRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    rate_ = static_cast<float>(std::get<DropoutAttrs>(layer.spec.attrs).rate);
+  }
+
+  void forward(const LayerArgs& args) override {
+    apply(args.mask, args.inputs.at(0)->f32(), args.output->f32());
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    apply(args.mask, args.diff_output->f32(), args.diff_inputs.at(0)->f32());
+  }
+
+ private:
+  void apply(const MaskKey& key, const float* src, float* dst) const {
+    backend_.activate();
+    const uint64_t stream = mask_stream(key.seed, key.step, key.worker, key.layer);
+    const float scale = 1.0F / (1.0F - rate_);
+    const float rate = rate_;
+    const TensorShape& s = layer_.output;
+    const int64_t c = s.channels, hw = s.height * s.width, images = batch_;
+    // Memory is channels-last; the mask index is the element's plain NCHW position.
+#pragma omp parallel for
+    for (int64_t n = 0; n < images; ++n) {
+      for (int64_t p = 0; p < hw; ++p) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const int64_t laid = (n * hw + p) * c + ch;
+          const auto plain = static_cast<uint64_t>((n * c + ch) * hw + p);
+          dst[laid] = dropout_keeps(stream, plain, rate) ? src[laid] * scale : 0.0F;
+        }
+      }
+    }
+  }
+
+  float rate_ = 0.5F;
+};
+
+// Flatten turns channels-last activations into the plain C*H*W order FC weights expect.
+class FlattenRunner final : public CpuRunner {
+ public:
+  FlattenRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const TensorShape& in = layer.input_shapes.front();
+    const memory::desc laid = to_dnnl(input_desc(0));
+    const memory::desc plain({batch, in.channels, in.height, in.width}, dt::f32, tag::nchw);
+    to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), laid, engine(), plain));
+    from_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), laid));
+    laid_ = unbound(laid);
+    plain_ = unbound(plain);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    bind(laid_, args.inputs.at(0));
+    bind(plain_, args.output);
+    run(to_plain_, {{DNNL_ARG_FROM, laid_}, {DNNL_ARG_TO, plain_}});
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(plain_, args.diff_output);
+    bind(laid_, args.diff_inputs.at(0));
+    run(from_plain_, {{DNNL_ARG_FROM, plain_}, {DNNL_ARG_TO, laid_}});
+  }
+
+ private:
+  dnnl::reorder to_plain_, from_plain_;
+  memory laid_, plain_;
+};
+
+class ConcatRunner final : public CpuRunner {
+ public:
+  ConcatRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const memory::desc dst = to_dnnl(output_desc());
+    std::vector<memory::desc> srcs;
+    int64_t offset = 0;
+    for (size_t i = 0; i < layer.input_shapes.size(); ++i) {
+      const memory::desc src = to_dnnl(input_desc(i));
+      srcs.push_back(src);
+      inputs_.push_back(unbound(src));
+      const TensorShape& s = layer.input_shapes[i];
+      const memory::desc part = dst.submemory_desc({batch, s.channels, s.height, s.width},
+                                                   {0, offset, 0, 0});
+      parts_.push_back(unbound(part));
+      splits_.emplace_back(dnnl::reorder::primitive_desc(engine(), part, engine(), src));
+      offset += s.channels;
+    }
+    forward_ = dnnl::concat(dnnl::concat::primitive_desc(dst, 1, srcs, engine()));
+    output_ = unbound(dst);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    std::unordered_map<int, memory> m;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      bind(inputs_[i], args.inputs.at(i));
+      m.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), inputs_[i]);
+    }
+    bind(output_, args.output);
+    m.emplace(DNNL_ARG_DST, output_);
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (args.diff_inputs.at(i) == nullptr) continue;
+      bind(parts_[i], args.diff_output);
+      bind(inputs_[i], args.diff_inputs[i]);
+      run(splits_[i], {{DNNL_ARG_FROM, parts_[i]}, {DNNL_ARG_TO, inputs_[i]}});
+    }
+  }
+
+ private:
+  dnnl::concat forward_;
+  std::vector<dnnl::reorder> splits_;
+  std::vector<memory> inputs_, parts_;
+  memory output_;
+};
+
+// Add's gradient reaches every input unchanged.
+class AddRunner final : public CpuRunner {
+ public:
+  AddRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const memory::desc md = to_dnnl(output_desc());
+    const size_t n = layer.input_shapes.size();
+    forward_ = dnnl::sum(dnnl::sum::primitive_desc(md, std::vector<float>(n, 1.0F),
+                                                   std::vector<memory::desc>(n, md), engine()));
+    copy_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), md, engine(), md));
+    for (size_t i = 0; i < n; ++i) inputs_.push_back(unbound(md));
+    output_ = unbound(md);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    std::unordered_map<int, memory> m;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      bind(inputs_[i], args.inputs.at(i));
+      m.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), inputs_[i]);
+    }
+    bind(output_, args.output);
+    m.emplace(DNNL_ARG_DST, output_);
+    run(forward_, m);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    bind(output_, args.diff_output);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (args.diff_inputs.at(i) == nullptr) continue;
+      bind(inputs_[i], args.diff_inputs[i]);
+      run(copy_, {{DNNL_ARG_FROM, output_}, {DNNL_ARG_TO, inputs_[i]}});
+    }
+  }
+
+ private:
+  dnnl::sum forward_;
+  dnnl::reorder copy_;
+  std::vector<memory> inputs_;
+  memory output_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerRunner> make_cpu_runner(CpuBackend& backend, const Layer& layer,
+                                             int64_t batch) {
+  switch (layer.kind()) {
+    case LayerKind::conv2d:
+      return std::make_unique<ConvRunner>(backend, layer, batch);
+    case LayerKind::max_pool:
+    case LayerKind::avg_pool:
+      return std::make_unique<PoolRunner>(backend, layer, batch);
+    case LayerKind::relu:
+      return std::make_unique<ReluRunner>(backend, layer, batch);
+    case LayerKind::lrn:
+      return std::make_unique<LrnRunner>(backend, layer, batch);
+    case LayerKind::batch_norm:
+      return std::make_unique<BatchNormRunner>(backend, layer, batch);
+    case LayerKind::dropout:
+      return std::make_unique<DropoutRunner>(backend, layer, batch);
+    case LayerKind::flatten:
+      return std::make_unique<FlattenRunner>(backend, layer, batch);
+    case LayerKind::fully_connected:
+      return std::make_unique<FullyConnectedRunner>(backend, layer, batch);
+    case LayerKind::concat:
+      return std::make_unique<ConcatRunner>(backend, layer, batch);
+    case LayerKind::add:
+      return std::make_unique<AddRunner>(backend, layer, batch);
+    case LayerKind::softmax_cross_entropy:
+      return std::make_unique<SoftmaxLossRunner>(backend, layer, batch);
+  }
+  throw std::invalid_argument("no CPU kernel for layer '" + layer.name() + "'");
+}
+
+}  // namespace ralp::kernels::cpu

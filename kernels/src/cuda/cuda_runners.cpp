@@ -1,0 +1,568 @@
+// CUDA layer runners: cuDNN descriptors, algorithms (chosen by cuDNN's finder) and workspaces
+// made once per layer and batch; cuBLAS for fully connected layers. Activations are NCHW.
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "cuda/cuda_backend.hpp"
+#include "cuda/cuda_elementwise.hpp"
+#include "ralp/kernels/dropout_mask.hpp"
+
+namespace ralp::kernels::cuda {
+namespace {
+
+constexpr float kOne = 1.0F;
+constexpr float kZero = 0.0F;
+// The most workspace cuDNN's finder may try algorithms with.
+constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
+
+class CudaRunner : public LayerRunner {
+ public:
+  CudaRunner(CudaBackend& backend, const Layer& layer, int64_t batch)
+      : LayerRunner(layer, batch, Layout::plain), backend_(backend) {}
+
+  void backward_data(const LayerArgs&) override {
+    throw std::logic_error("layer '" + layer_.name() + "' has no backward-data pass");
+  }
+  void backward_weight(const LayerArgs&) override {
+    throw std::logic_error("layer '" + layer_.name() + "' has no parameters");
+  }
+
+ protected:
+  [[nodiscard]] TensorDescriptor describe(const TensorShape& s) const {
+    return {batch_, s.channels, s.height, s.width};
+  }
+  void need_input_gradient() const {
+    if (!layer_.needs_input_gradient) {
+      throw std::logic_error("layer '" + layer_.name() + "' needs no input gradient");
+    }
+  }
+  [[nodiscard]] cudnnHandle_t cudnn() const { return backend_.cudnn(); }
+  [[nodiscard]] cudaStream_t stream() const { return backend_.stream(); }
+  static const float* in(const Tensor* t) {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    return t->f32();
+  }
+  static float* out(Tensor* t) {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    return t->f32();
+  }
+
+  CudaBackend& backend_;
+};
+
+// Picks the fastest algorithm the finder ran successfully in FP32 (no tensor-op rounding).
+template <class Perf>
+Perf fastest(const std::vector<Perf>& results, int count, const char* what) {
+  for (int i = 0; i < count; ++i) {
+    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].mathType != CUDNN_TENSOR_OP_MATH &&
+        results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
+      return results[i];
+    }
+  }
+  throw std::invalid_argument(std::string("cuDNN found no FP32 algorithm for ") + what);
+}
+
+class ConvRunner final : public CudaRunner {
+ public:
+  ConvRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch),
+        x_(describe(layer.input_shapes.front())),
+        y_(describe(layer.output)),
+        bias_(1, layer.output.channels, 1, 1) {
+    const auto& a = std::get<Conv2dAttrs>(layer.spec.attrs);
+    const TensorShape& s = layer.input_shapes.front();
+    check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
+    check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                     static_cast<int>(a.out_channels),
+                                     static_cast<int>(s.channels / a.groups), a.kernel_h, a.kernel_w),
+          "cudnnSetFilter4dDescriptor");
+    check(cudnnCreateConvolutionDescriptor(&conv_), "cudnnCreateConvolutionDescriptor");
+    check(cudnnSetConvolution2dDescriptor(conv_, a.pad_h, a.pad_w, a.stride_h, a.stride_w,
+                                          a.dilation_h, a.dilation_w, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT),
+          "cudnnSetConvolution2dDescriptor");
+    check(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(a.groups)),
+          "cudnnSetConvolutionGroupCount");
+    check(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    int n = 0, c = 0, h = 0, w = 0;
+    check(cudnnGetConvolution2dForwardOutputDim(conv_, x_.get(), w_, &n, &c, &h, &w),
+          "cudnnGetConvolution2dForwardOutputDim");
+    if (c != layer.output.channels || h != layer.output.height || w != layer.output.width) {
+      throw std::invalid_argument("cuDNN's output size for '" + layer.name() + "' differs");
+    }
+    find_algorithms();
+  }
+
+  ~ConvRunner() override {
+    cudnnDestroyConvolutionDescriptor(conv_);
+    cudnnDestroyFilterDescriptor(w_);
+  }
+  ConvRunner(const ConvRunner&) = delete;
+  ConvRunner& operator=(const ConvRunner&) = delete;
+
+  void forward(const LayerArgs& args) override {
+    check(cudnnConvolutionForward(cudnn(), &kOne, x_.get(), in(args.inputs.at(0)), w_,
+                                  in(args.weights), conv_, forward_algo_, workspace(),
+                                  workspace_bytes_, &kZero, y_.get(), out(args.output)),
+          "cudnnConvolutionForward");
+    if (has_bias()) {
+      check(cudnnAddTensor(cudnn(), &kOne, bias_.get(), in(args.bias), &kOne, y_.get(),
+                           out(args.output)),
+            "cudnnAddTensor");
+    }
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    check(cudnnConvolutionBackwardData(cudnn(), &kOne, w_, in(args.weights), y_.get(),
+                                       in(args.diff_output), conv_, data_algo_, workspace(),
+                                       workspace_bytes_, &kZero, x_.get(),
+                                       out(args.diff_inputs.at(0))),
+          "cudnnConvolutionBackwardData");
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    check(cudnnConvolutionBackwardFilter(cudnn(), &kOne, x_.get(), in(args.inputs.at(0)), y_.get(),
+                                         in(args.diff_output), conv_, filter_algo_, workspace(),
+                                         workspace_bytes_, &kZero, w_, out(args.diff_weights)),
+          "cudnnConvolutionBackwardFilter");
+    if (has_bias()) {
+      check(cudnnConvolutionBackwardBias(cudnn(), &kOne, y_.get(), in(args.diff_output), &kZero,
+                                         bias_.get(), out(args.diff_bias)),
+            "cudnnConvolutionBackwardBias");
+    }
+  }
+
+ private:
+  void* workspace() const { return workspace_.raw(); }
+
+  // cuDNN's finder times every algorithm on scratch tensors of the real shapes.
+  void find_algorithms() {
+    Tensor x = backend_.allocate(input_desc(0));
+    Tensor y = backend_.allocate(output_desc());
+    Tensor w = backend_.allocate(weight_desc());
+    size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    const size_t limit = std::min(kMaxWorkspaceBytes, free_bytes / 4);
+    Tensor trial = backend_.scratch(static_cast<int64_t>(limit));
+    int count = 0;
+    int returned = 0;
+
+    check(cudnnGetConvolutionForwardAlgorithmMaxCount(cudnn(), &count), "max count");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(static_cast<size_t>(count));
+    check(cudnnFindConvolutionForwardAlgorithmEx(cudnn(), x_.get(), x.raw(), w_, w.raw(), conv_,
+                                                 y_.get(), y.raw(), count, &returned, fwd.data(),
+                                                 trial.raw(), limit),
+          "cudnnFindConvolutionForwardAlgorithmEx");
+    const auto f = fastest(fwd, returned, "the forward convolution");
+    forward_algo_ = f.algo;
+    size_t bytes = f.memory;
+
+    if (layer_.needs_input_gradient) {
+      check(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnn(), &count), "max count");
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> data(static_cast<size_t>(count));
+      check(cudnnFindConvolutionBackwardDataAlgorithmEx(cudnn(), w_, w.raw(), y_.get(), y.raw(),
+                                                        conv_, x_.get(), x.raw(), count, &returned,
+                                                        data.data(), trial.raw(), limit),
+            "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      const auto d = fastest(data, returned, "the backward-data convolution");
+      data_algo_ = d.algo;
+      bytes = std::max(bytes, d.memory);
+    }
+
+    check(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnn(), &count), "max count");
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> filter(static_cast<size_t>(count));
+    check(cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnn(), x_.get(), x.raw(), y_.get(),
+                                                        y.raw(), conv_, w_, w.raw(), count,
+                                                        &returned, filter.data(), trial.raw(), limit),
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    const auto fl = fastest(filter, returned, "the backward-filter convolution");
+    filter_algo_ = fl.algo;
+    bytes = std::max(bytes, fl.memory);
+
+    workspace_bytes_ = bytes;
+    workspace_ = backend_.scratch(static_cast<int64_t>(bytes));
+  }
+
+  TensorDescriptor x_, y_, bias_;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  cudnnConvolutionFwdAlgo_t forward_algo_{};
+  cudnnConvolutionBwdDataAlgo_t data_algo_{};
+  cudnnConvolutionBwdFilterAlgo_t filter_algo_{};
+  Tensor workspace_;
+  size_t workspace_bytes_ = 0;
+};
+
+class PoolRunner final : public CudaRunner {
+ public:
+  PoolRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch), x_(describe(layer.input_shapes.front())), y_(describe(layer.output)) {
+    const auto& a = std::get<PoolAttrs>(layer.spec.attrs);
+    const TensorShape& s = layer.input_shapes.front();
+    int kh = a.kernel_h, kw = a.kernel_w, sh = a.stride_h, sw = a.stride_w, ph = a.pad_h, pw = a.pad_w;
+    if (a.global) {
+      kh = static_cast<int>(s.height);
+      kw = static_cast<int>(s.width);
+      sh = sw = 1;
+      ph = pw = 0;
+    }
+    const cudnnPoolingMode_t mode = layer.kind() == LayerKind::max_pool ? CUDNN_POOLING_MAX
+                                    : a.count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                          : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    check(cudnnCreatePoolingDescriptor(&pool_), "cudnnCreatePoolingDescriptor");
+    check(cudnnSetPooling2dDescriptor(pool_, mode, CUDNN_NOT_PROPAGATE_NAN, kh, kw, ph, pw, sh, sw),
+          "cudnnSetPooling2dDescriptor");
+    int n = 0, c = 0, h = 0, w = 0;
+    check(cudnnGetPooling2dForwardOutputDim(pool_, x_.get(), &n, &c, &h, &w),
+          "cudnnGetPooling2dForwardOutputDim");
+    if (h != layer.output.height || w != layer.output.width) {
+      cudnnDestroyPoolingDescriptor(pool_);
+      // cuDNN rounds pooled sizes down; ceil_mode's extra window has no cuDNN equivalent.
+      throw std::invalid_argument("cuDNN pooling cannot produce " + layer.output.to_string() +
+                                  " for '" + layer.name() + "' (ceil_mode)");
+    }
+  }
+  ~PoolRunner() override { cudnnDestroyPoolingDescriptor(pool_); }
+  PoolRunner(const PoolRunner&) = delete;
+  PoolRunner& operator=(const PoolRunner&) = delete;
+
+  void forward(const LayerArgs& args) override {
+    check(cudnnPoolingForward(cudnn(), pool_, &kOne, x_.get(), in(args.inputs.at(0)), &kZero,
+                              y_.get(), out(args.output)),
+          "cudnnPoolingForward");
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    check(cudnnPoolingBackward(cudnn(), pool_, &kOne, y_.get(), in(args.output), y_.get(),
+                               in(args.diff_output), x_.get(), in(args.inputs.at(0)), &kZero,
+                               x_.get(), out(args.diff_inputs.at(0))),
+          "cudnnPoolingBackward");
+  }
+
+ private:
+  TensorDescriptor x_, y_;
+  cudnnPoolingDescriptor_t pool_ = nullptr;
+};
+
+class ReluRunner final : public CudaRunner {
+ public:
+  ReluRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch), x_(describe(layer.output)) {
+    check(cudnnCreateActivationDescriptor(&act_), "cudnnCreateActivationDescriptor");
+    check(cudnnSetActivationDescriptor(act_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0),
+          "cudnnSetActivationDescriptor");
+  }
+  ~ReluRunner() override { cudnnDestroyActivationDescriptor(act_); }
+  ReluRunner(const ReluRunner&) = delete;
+  ReluRunner& operator=(const ReluRunner&) = delete;
+
+  void forward(const LayerArgs& args) override {
+    check(cudnnActivationForward(cudnn(), act_, &kOne, x_.get(), in(args.inputs.at(0)), &kZero,
+                                 x_.get(), out(args.output)),
+          "cudnnActivationForward");
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    check(cudnnActivationBackward(cudnn(), act_, &kOne, x_.get(), in(args.output), x_.get(),
+                                  in(args.diff_output), x_.get(), in(args.inputs.at(0)), &kZero,
+                                  x_.get(), out(args.diff_inputs.at(0))),
+          "cudnnActivationBackward");
+  }
+
+ private:
+  TensorDescriptor x_;
+  cudnnActivationDescriptor_t act_ = nullptr;
+};
+
+class LrnRunner final : public CudaRunner {
+ public:
+  LrnRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch), x_(describe(layer.output)) {
+    const auto& a = std::get<LrnAttrs>(layer.spec.attrs);
+    check(cudnnCreateLRNDescriptor(&lrn_), "cudnnCreateLRNDescriptor");
+    // cuDNN divides alpha by the window size itself, as oneDNN and PyTorch do.
+    if (cudnnSetLRNDescriptor(lrn_, static_cast<unsigned>(a.size), a.alpha, a.beta, a.k) !=
+        CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyLRNDescriptor(lrn_);
+      throw std::invalid_argument("cuDNN LRN cannot run '" + layer.name() +
+                                  "' (size must be 1-16, k >= 1e-5, beta >= 0.01)");
+    }
+  }
+  ~LrnRunner() override { cudnnDestroyLRNDescriptor(lrn_); }
+  LrnRunner(const LrnRunner&) = delete;
+  LrnRunner& operator=(const LrnRunner&) = delete;
+
+  void forward(const LayerArgs& args) override {
+    check(cudnnLRNCrossChannelForward(cudnn(), lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_.get(),
+                                      in(args.inputs.at(0)), &kZero, x_.get(), out(args.output)),
+          "cudnnLRNCrossChannelForward");
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    check(cudnnLRNCrossChannelBackward(cudnn(), lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_.get(),
+                                       in(args.output), x_.get(), in(args.diff_output), x_.get(),
+                                       in(args.inputs.at(0)), &kZero, x_.get(),
+                                       out(args.diff_inputs.at(0))),
+          "cudnnLRNCrossChannelBackward");
+  }
+
+ private:
+  TensorDescriptor x_;
+  cudnnLRNDescriptor_t lrn_ = nullptr;
+};
+
+class BatchNormRunner final : public CudaRunner {
+ public:
+  BatchNormRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch),
+        x_(describe(layer.output)),
+        channels_(1, layer.output.channels, 1, 1),
+        epsilon_(std::max(std::get<BatchNormAttrs>(layer.spec.attrs).epsilon, CUDNN_BN_MIN_EPSILON)) {
+    const TensorDesc c{{layer.output.channels}};
+    mean_ = b.allocate(c);
+    inv_std_ = b.allocate(c);
+    diff_scale_ = b.allocate(c);
+    diff_shift_ = b.allocate(c);
+  }
+
+  void forward(const LayerArgs& args) override {
+    // No running averages: training mode normalises with the micro-batch's own statistics.
+    check(cudnnBatchNormalizationForwardTraining(
+              cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_.get(), in(args.inputs.at(0)),
+              x_.get(), out(args.output), channels_.get(), in(args.weights), in(args.bias), 0.0,
+              nullptr, nullptr, epsilon_, mean_.f32(), inv_std_.f32()),
+          "cudnnBatchNormalizationForwardTraining");
+    gradients_fresh_ = false;
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    run_backward(args, out(args.diff_inputs.at(0)));
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    if (!gradients_fresh_) {
+      if (scratch_.empty()) scratch_ = backend_.allocate(input_desc(0));
+      run_backward(args, scratch_.f32());
+    }
+    backend_.copy(diff_scale_, *args.diff_weights);
+    backend_.copy(diff_shift_, *args.diff_bias);
+    gradients_fresh_ = false;
+  }
+
+ private:
+  void run_backward(const LayerArgs& args, float* diff_input) {
+    check(cudnnBatchNormalizationBackward(
+              cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, x_.get(),
+              in(args.inputs.at(0)), x_.get(), in(args.diff_output), x_.get(), diff_input,
+              channels_.get(), in(args.weights), diff_scale_.f32(), diff_shift_.f32(), epsilon_,
+              mean_.f32(), inv_std_.f32()),
+          "cudnnBatchNormalizationBackward");
+    gradients_fresh_ = true;
+  }
+
+  TensorDescriptor x_, channels_;
+  double epsilon_;
+  Tensor mean_, inv_std_, diff_scale_, diff_shift_, scratch_;
+  bool gradients_fresh_ = false;
+};
+
+// Row-major X [N x K], W [O x K], Y [N x O] are column-major X^T, W^T, Y^T for cuBLAS:
+// Y^T = W X^T, dX^T = W^T dY^T, dW^T = X^T dY, db = dY^T 1.
+class FullyConnectedRunner final : public CudaRunner {
+ public:
+  FullyConnectedRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch),
+        k_(static_cast<int>(layer.input_shapes.front().elements())),
+        o_(static_cast<int>(layer.output.channels)),
+        n_(static_cast<int>(batch)) {
+    ones_ = b.allocate({{batch}});
+    b.fill(ones_, 1.0F);
+  }
+
+  void forward(const LayerArgs& args) override {
+    check(cublasSgemm(backend_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, o_, n_, k_, &kOne,
+                      in(args.weights), k_, in(args.inputs.at(0)), k_, &kZero, out(args.output), o_),
+          "cublasSgemm");
+    if (has_bias()) {
+      check(cublasSgemm(backend_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, o_, n_, 1, &kOne,
+                        in(args.bias), o_, ones_.f32(), 1, &kOne, out(args.output), o_),
+            "cublasSgemm");
+    }
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    check(cublasSgemm(backend_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, k_, n_, o_, &kOne,
+                      in(args.weights), k_, in(args.diff_output), o_, &kZero,
+                      out(args.diff_inputs.at(0)), k_),
+          "cublasSgemm");
+  }
+
+  void backward_weight(const LayerArgs& args) override {
+    check(cublasSgemm(backend_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, k_, o_, n_, &kOne,
+                      in(args.inputs.at(0)), k_, in(args.diff_output), o_, &kZero,
+                      out(args.diff_weights), k_),
+          "cublasSgemm");
+    if (has_bias()) {
+      check(cublasSgemv(backend_.cublas(), CUBLAS_OP_N, o_, n_, &kOne, in(args.diff_output), o_,
+                        ones_.f32(), 1, &kZero, out(args.diff_bias), 1),
+            "cublasSgemv");
+    }
+  }
+
+ private:
+  int k_, o_, n_;
+  Tensor ones_;
+};
+
+class SoftmaxLossRunner final : public CudaRunner {
+ public:
+  SoftmaxLossRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch), x_(describe(layer.output)) {}
+
+  void forward(const LayerArgs& args) override {
+    check(cudnnSoftmaxForward(cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne,
+                              x_.get(), in(args.inputs.at(0)), &kZero, x_.get(), out(args.output)),
+          "cudnnSoftmaxForward");
+    if (args.loss == nullptr) return;
+    launch_cross_entropy(in(args.output), labels(args), batch_, layer_.output.channels,
+                         out(args.loss), stream());
+    check(cudaGetLastError(), "cross-entropy kernel");
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    launch_cross_entropy_gradient(in(args.output), labels(args), batch_, layer_.output.channels,
+                                  out(args.diff_inputs.at(0)), stream());
+    check(cudaGetLastError(), "cross-entropy gradient kernel");
+  }
+
+ private:
+  static const int32_t* labels(const LayerArgs& args) {
+    if (args.labels == nullptr) throw std::invalid_argument("the loss needs labels");
+    return args.labels->s32();
+  }
+  TensorDescriptor x_;
+};
+
+class DropoutRunner final : public CudaRunner {
+ public:
+  DropoutRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch),
+        rate_(static_cast<float>(std::get<DropoutAttrs>(layer.spec.attrs).rate)) {}
+
+  void forward(const LayerArgs& args) override {
+    apply(args.mask, in(args.inputs.at(0)), out(args.output));
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    apply(args.mask, in(args.diff_output), out(args.diff_inputs.at(0)));
+  }
+
+ private:
+  void apply(const MaskKey& k, const float* src, float* dst) const {
+    launch_dropout(src, dst, batch_ * layer_.output.elements(),
+                   mask_stream(k.seed, k.step, k.worker, k.layer), rate_, stream());
+    check(cudaGetLastError(), "dropout kernel");
+  }
+  float rate_;
+};
+
+// NCHW is already flat in C*H*W order: flatten is a copy.
+class FlattenRunner final : public CudaRunner {
+ public:
+  using CudaRunner::CudaRunner;
+  void forward(const LayerArgs& args) override { backend_.copy(*args.inputs.at(0), *args.output); }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.copy(*args.diff_output, *args.diff_inputs.at(0));
+  }
+};
+
+// Each image's inputs sit one after another along channels: one strided copy per input.
+class ConcatRunner final : public CudaRunner {
+ public:
+  using CudaRunner::CudaRunner;
+
+  void forward(const LayerArgs& args) override {
+    copy_parts(args, /*into_output=*/true);
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    copy_parts(args, /*into_output=*/false);
+  }
+
+ private:
+  void copy_parts(const LayerArgs& args, bool into_output) const {
+    const size_t image = static_cast<size_t>(layer_.output.elements()) * sizeof(float);
+    size_t offset = 0;
+    for (size_t i = 0; i < layer_.input_shapes.size(); ++i) {
+      const size_t part = static_cast<size_t>(layer_.input_shapes[i].elements()) * sizeof(float);
+      if (into_output) {
+        check(cudaMemcpy2DAsync(static_cast<char*>(args.output->raw()) + offset, image,
+                                args.inputs.at(i)->raw(), part, part, static_cast<size_t>(batch_),
+                                cudaMemcpyDeviceToDevice, stream()),
+              "cudaMemcpy2DAsync");
+      } else if (args.diff_inputs.at(i) != nullptr) {
+        check(cudaMemcpy2DAsync(args.diff_inputs[i]->raw(), part,
+                                static_cast<const char*>(args.diff_output->raw()) + offset, image,
+                                part, static_cast<size_t>(batch_), cudaMemcpyDeviceToDevice, stream()),
+              "cudaMemcpy2DAsync");
+      }
+      offset += part;
+    }
+  }
+};
+
+class AddRunner final : public CudaRunner {
+ public:
+  using CudaRunner::CudaRunner;
+
+  void forward(const LayerArgs& args) override {
+    backend_.copy(*args.inputs.at(0), *args.output);
+    for (size_t i = 1; i < args.inputs.size(); ++i) backend_.add_into(*args.output, *args.inputs[i]);
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    for (Tensor* d : args.diff_inputs) {
+      if (d != nullptr) backend_.copy(*args.diff_output, *d);
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LayerRunner> make_cuda_runner(CudaBackend& backend, const Layer& layer,
+                                              int64_t batch) {
+  switch (layer.kind()) {
+    case LayerKind::conv2d:
+      return std::make_unique<ConvRunner>(backend, layer, batch);
+    case LayerKind::max_pool:
+    case LayerKind::avg_pool:
+      return std::make_unique<PoolRunner>(backend, layer, batch);
+    case LayerKind::relu:
+      return std::make_unique<ReluRunner>(backend, layer, batch);
+    case LayerKind::lrn:
+      return std::make_unique<LrnRunner>(backend, layer, batch);
+    case LayerKind::batch_norm:
+      return std::make_unique<BatchNormRunner>(backend, layer, batch);
+    case LayerKind::dropout:
+      return std::make_unique<DropoutRunner>(backend, layer, batch);
+    case LayerKind::flatten:
+      return std::make_unique<FlattenRunner>(backend, layer, batch);
+    case LayerKind::fully_connected:
+      return std::make_unique<FullyConnectedRunner>(backend, layer, batch);
+    case LayerKind::concat:
+      return std::make_unique<ConcatRunner>(backend, layer, batch);
+    case LayerKind::add:
+      return std::make_unique<AddRunner>(backend, layer, batch);
+    case LayerKind::softmax_cross_entropy:
+      return std::make_unique<SoftmaxLossRunner>(backend, layer, batch);
+  }
+  throw std::invalid_argument("no CUDA kernel for layer '" + layer.name() + "'");
+}
+
+}  // namespace ralp::kernels::cuda

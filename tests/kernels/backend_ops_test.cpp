@@ -1,0 +1,127 @@
+// Backend memory and parameter-server operations (gradient sum, SGD with momentum), host copies
+// across layouts, dropout masks, and backend selection.
+#include <cmath>
+
+#include "ralp/kernels/backend.hpp"
+#include "ralp/kernels/dropout_mask.hpp"
+#include "test_support.hpp"
+
+namespace ralp::testing {
+namespace {
+
+using kernels::Backend;
+using kernels::BackendKind;
+
+class BackendOps : public ::testing::TestWithParam<BackendKind> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    backend_ = test_backend(GetParam(), &why);
+    if (backend_ == nullptr) GTEST_SKIP() << why;
+  }
+  Backend* backend_ = nullptr;
+};
+
+TEST_P(BackendOps, HostCopiesRoundTripInEveryLayout) {
+  RALP_TRACE_SEED();
+  std::mt19937_64 rng = test_rng();
+  const Vec values = random_values(rng, 2 * 3 * 4 * 5);
+  for (const auto layout : {kernels::Layout::plain, kernels::Layout::channels_last}) {
+    const kernels::Tensor t = backend_->upload(kernels::activation_desc(2, 3, 4, 5, layout), to_float(values));
+    EXPECT_EQ(relative_error(backend_->download(t), values), 0.0);
+  }
+}
+
+TEST_P(BackendOps, SumOfSeveralBuffers) {
+  RALP_TRACE_SEED();
+  std::mt19937_64 rng = test_rng();
+  constexpr int64_t kCount = 1000;
+  std::vector<kernels::Tensor> buffers;
+  Vec want(kCount, 0.0);
+  for (int w = 0; w < 3; ++w) {
+    const Vec v = random_values(rng, kCount);
+    for (int64_t i = 0; i < kCount; ++i) want[static_cast<size_t>(i)] += v[static_cast<size_t>(i)];
+    buffers.push_back(backend_->upload({{kCount}}, to_float(v)));
+  }
+  std::vector<const kernels::Tensor*> srcs;
+  for (const auto& b : buffers) srcs.push_back(&b);
+  kernels::Tensor dst = backend_->allocate({{kCount}});
+  backend_->sum(srcs, dst);
+  EXPECT_LT(relative_error(backend_->download(dst), want), kReferenceTolerance);
+
+  backend_->add_into(dst, buffers[0]);
+  for (int64_t i = 0; i < kCount; ++i) {
+    want[static_cast<size_t>(i)] += static_cast<double>(backend_->download(buffers[0])[static_cast<size_t>(i)]);
+  }
+  EXPECT_LT(relative_error(backend_->download(dst), want), kReferenceTolerance);
+}
+
+TEST_P(BackendOps, SgdWithMomentumFollowsItsFormula) {
+  RALP_TRACE_SEED();
+  std::mt19937_64 rng = test_rng();
+  constexpr int64_t kCount = 777;
+  Vec w = random_values(rng, kCount), g = random_values(rng, kCount), v = random_values(rng, kCount);
+  kernels::Tensor tw = backend_->upload({{kCount}}, to_float(w));
+  kernels::Tensor tg = backend_->upload({{kCount}}, to_float(g));
+  kernels::Tensor tv = backend_->upload({{kCount}}, to_float(v));
+  const kernels::SgdOptions options{.learning_rate = 0.1F, .momentum = 0.9F, .weight_decay = 0.01F};
+  const float scale = 0.25F;  // four workers' summed gradients
+  backend_->sgd_update(tw, tg, tv, options, scale);
+  for (size_t i = 0; i < w.size(); ++i) {
+    v[i] = 0.9 * v[i] + 0.25 * g[i] + 0.01 * w[i];
+    w[i] -= 0.1 * v[i];
+  }
+  EXPECT_LT(relative_error(backend_->download(tv), v), kReferenceTolerance);
+  EXPECT_LT(relative_error(backend_->download(tw), w), kReferenceTolerance);
+}
+
+TEST_P(BackendOps, FillAndCopy) {
+  kernels::Tensor a = backend_->allocate({{10}});
+  kernels::Tensor b = backend_->allocate({{10}});
+  backend_->fill(a, 2.5F);
+  backend_->copy(a, b);
+  EXPECT_EQ(backend_->download(b), std::vector<float>(10, 2.5F));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BackendOps, ::testing::Values(BackendKind::cpu, BackendKind::cuda),
+                         [](const auto& p) { return std::string(kernels::to_string(p.param)); });
+
+TEST(DropoutMask, KeepsTheRightFractionAndDependsOnEveryKeyPart) {
+  constexpr int kDraws = 100000;
+  constexpr float kRate = 0.3F;
+  const uint64_t stream = kernels::mask_stream(1, 2, 3, 4);
+  int kept = 0;
+  for (int i = 0; i < kDraws; ++i) kept += kernels::dropout_keeps(stream, i, kRate) ? 1 : 0;
+  // Binomial(100000, 0.7): standard deviation 145; 5 sigma.
+  EXPECT_NEAR(kept, 0.7 * kDraws, 5 * 145);
+  for (const uint64_t other : {kernels::mask_stream(9, 2, 3, 4), kernels::mask_stream(1, 9, 3, 4),
+                               kernels::mask_stream(1, 2, 9, 4), kernels::mask_stream(1, 2, 3, 9)}) {
+    int same = 0;
+    for (int i = 0; i < 1000; ++i) {
+      same += kernels::dropout_keeps(stream, i, 0.5F) == kernels::dropout_keeps(other, i, 0.5F) ? 1 : 0;
+    }
+    EXPECT_LT(same, 600) << "masks of different keys agree too often";
+  }
+}
+
+TEST(BackendSelection, FallsBackToTheCpuWithOneLine) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  const std::string reason = kernels::cuda_unavailable_reason();
+  const auto chosen = kernels::select_backend({kernels::DeviceChoice::cuda, 1});
+  ASSERT_NE(chosen.backend, nullptr);
+  if (reason.empty()) {
+    EXPECT_EQ(chosen.backend->kind(), BackendKind::cuda);
+  } else {
+    EXPECT_EQ(chosen.backend->kind(), BackendKind::cpu);
+    EXPECT_NE(chosen.note.find("using the CPU"), std::string::npos) << chosen.note;
+    EXPECT_EQ(chosen.note.find('\n'), std::string::npos);
+  }
+  const auto cpu = kernels::select_backend({kernels::DeviceChoice::cpu, 2});
+  EXPECT_EQ(cpu.backend->kind(), BackendKind::cpu);
+  EXPECT_EQ(cpu.backend->threads(), 2);
+  EXPECT_TRUE(cpu.note.empty());
+  EXPECT_THROW(kernels::select_backend({kernels::DeviceChoice::cpu, 0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ralp::testing

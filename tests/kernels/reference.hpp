@@ -1,0 +1,35 @@
+// Naive double-precision reference implementations of every layer kind, in plain NCHW order,
+// against which the kernel backends are tested. Slow by design: loops that follow the maths.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ralp/core/layer_graph.hpp"
+#include "ralp/kernels/backend.hpp"
+
+namespace ralp::testing {
+
+using Vec = std::vector<double>;
+
+struct RefGradients {
+  std::vector<Vec> inputs;  // one per layer input (empty when not computed)
+  Vec weight, bias;
+};
+
+// Forward of one layer over `batch` images. `loss` receives the mean loss of the loss layer.
+Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>& inputs,
+                const Vec& weight, const Vec& bias, std::span<const int32_t> labels,
+                const kernels::MaskKey& mask, double* loss = nullptr);
+
+// Both backward passes of one layer; `diff_output` is ignored for the loss layer.
+RefGradients ref_backward(const Layer& layer, int64_t batch, const std::vector<const Vec*>& inputs,
+                          const Vec& output, const Vec& weight, const Vec& bias,
+                          const Vec& diff_output, std::span<const int32_t> labels,
+                          const kernels::MaskKey& mask);
+
+// The initial parameters the executor uses, in double.
+Vec ref_initial(uint64_t seed, const Layer& layer, bool bias);
+
+}  // namespace ralp::testing
