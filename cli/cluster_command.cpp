@@ -153,9 +153,12 @@ void add_cluster_command(CLI::App& app, Action& action) {
         problem = e;
       }
       if (!session.all_ranks_ready(!problem)) {
-        if (problem) throw *problem;
-        throw InputError(options->scenario, "",
-                         "another rank could not start (its message says why)");
+        // One write per message, so that the ranks' lines do not interleave.
+        const std::string message =
+            problem ? problem->what()
+                    : options->scenario + ": another rank could not start (its message says why)";
+        std::cerr << ("error: " + message + "\n") << std::flush;
+        return kExitBadInput;
       }
       if (!options->quiet && session.rank() == 0) {
         run_options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
@@ -171,7 +174,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
         }
       } catch (const std::exception& e) {
         // The other ranks are waiting for this one: end the whole job.
-        std::cerr << "error: " << e.what() << std::endl;
+        std::cerr << ("error: " + std::string(e.what()) + "\n") << std::flush;
         session.abort(kExitFailure);
       }
       return kExitOk;
