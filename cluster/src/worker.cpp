@@ -1,6 +1,7 @@
 // A worker's step: pulls before each layer that needs them, forward, the boundary to the head PS
 // and back, backward with each layer's gradients pushed (or handed to the all-reduce) as soon as
 // they exist, and, after all-reduce, the local update.
+#include <algorithm>
 #include <memory>
 
 #include "head_server.hpp"
@@ -11,6 +12,9 @@
 
 namespace ralp::cluster {
 namespace {
+
+// Micro-batches in each worker's shard of the synthetic data set.
+constexpr int64_t kShardBatches = 16;
 
 struct PullGroup {
   const VariableGroup* plan = nullptr;
@@ -28,8 +32,14 @@ FinalParameters run_worker(StrategyContext& ctx, int64_t worker) {
   kernels::Backend& backend = ctx.backend;
   const Roles& roles = ctx.roles();
   SegmentedNetwork net(backend, graph, ctx.tail_end, ctx.batch(), ctx.scenario.seed);
+  // The worker's shard: kShardBatches micro-batches, made before the first step so that making
+  // them is not timed, and visited in order, epoch after epoch.
   const SyntheticData data(ctx.scenario.seed, graph.input_shape(),
                            graph.layer(graph.size() - 1).input_shapes.front().elements());
+  std::vector<SyntheticBatch> shard;
+  for (int64_t i = 0; i < std::min(ctx.steps, kShardBatches); ++i) {
+    shard.push_back(data.batch(worker, i, ctx.batch()));
+  }
 
   // ps and ralp: the messages of each layer's variable groups, into and out of the network's own
   // parameter tensors.
@@ -78,10 +88,9 @@ FinalParameters run_worker(StrategyContext& ctx, int64_t worker) {
     if (ring) ring->begin_step(k);
 
     ctx.faults.at("forward", k);
-    SyntheticBatch batch;
+    const SyntheticBatch& batch = shard[static_cast<size_t>(k) % shard.size()];
     {
       PhaseScope computing(ctx.clock, Phase::compute);
-      batch = data.batch(worker, k, ctx.batch());
       net.set_input(batch.images);
       if (net.holds_loss()) net.set_labels(batch.labels);
     }
