@@ -78,10 +78,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::string mpirun = std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") +
-                             RALP_MPIEXEC +
-                             " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
-                             " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1 -np 3 ";
+  const std::string mpirun =
+      std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + RALP_MPIEXEC +
+      " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
+      " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1 -np 3 ";
   utsname host{};
   uname(&host);
   const std::time_t now = std::time(nullptr);
@@ -116,16 +116,19 @@ int main(int argc, char** argv) {
                   1e3 * r["step_time_spread_s"].get<double>(), r["images_per_s"].get<double>(),
                   ps_step / step,
                   (megabytes(bytes_of(r, "ps-0", "bytes_in")) + "/" +
-                   megabytes(bytes_of(r, "ps-0", "bytes_out"))).c_str(),
+                   megabytes(bytes_of(r, "ps-0", "bytes_out")))
+                      .c_str(),
                   (megabytes(bytes_of(r, "worker-0", "bytes_in")) + "/" +
-                   megabytes(bytes_of(r, "worker-0", "bytes_out"))).c_str());
+                   megabytes(bytes_of(r, "worker-0", "bytes_out")))
+                      .c_str());
       std::fflush(stdout);
     }
     std::printf("%-9s load average before %s, after %s\n", net.c_str(), before.c_str(),
                 loadavg().c_str());
   }
   std::remove(json.c_str());
-  std::printf("Step: median of the measured steps; spread: their interquartile range; bytes per "
-              "step. Batch 32 per worker; scenarios/cluster/ gives the rest.\n");
+  std::printf(
+      "Step: median of the measured steps; spread: their interquartile range; bytes per "
+      "step. Batch 32 per worker; scenarios/cluster/ gives the rest.\n");
   return 0;
 }

@@ -55,12 +55,11 @@ void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
                    {"loss first -> last"}});
   for (const auto& r : run.results) {
     const auto& m = r.worker_mean;
-    table.add_row({r.label, r.cut.value_or("-"), seconds(r.step_time_s),
-                   seconds(r.step_time_spread_s), fixed(r.images_per_s, 1), in_out(r, "ps-0"),
-                   in_out(r, "worker-0"),
-                   seconds(m.compute) + " / " + seconds(m.communication) + " / " +
-                       seconds(m.waiting),
-                   fixed(r.loss.front(), 4) + " -> " + fixed(r.loss.back(), 4)});
+    table.add_row(
+        {r.label, r.cut.value_or("-"), seconds(r.step_time_s), seconds(r.step_time_spread_s),
+         fixed(r.images_per_s, 1), in_out(r, "ps-0"), in_out(r, "worker-0"),
+         seconds(m.compute) + " / " + seconds(m.communication) + " / " + seconds(m.waiting),
+         fixed(r.loss.front(), 4) + " -> " + fixed(r.loss.back(), 4)});
   }
   table.print(std::cout);
   std::cout << "Step time: median over the measured steps, spread: their interquartile range. "
@@ -140,8 +139,9 @@ void add_cluster_command(CLI::App& app, Action& action) {
           }
           run_options.step_timeout = *timeout;
         }
-        run_options.allreduce = options->allreduce == "mpi" ? cluster::AllreduceImplementation::mpi
-                                                            : cluster::AllreduceImplementation::ring;
+        run_options.allreduce = options->allreduce == "mpi"
+                                    ? cluster::AllreduceImplementation::mpi
+                                    : cluster::AllreduceImplementation::ring;
         run_options.device = options->device == "cpu"    ? cluster::ClusterDevice::cpu
                              : options->device == "cuda" ? cluster::ClusterDevice::cuda
                                                          : cluster::ClusterDevice::automatic;

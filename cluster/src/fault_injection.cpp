@@ -13,9 +13,7 @@
 namespace ralp::cluster {
 namespace {
 
-[[noreturn]] void bad(const std::string& problem) {
-  throw InputError(kFaultVariable, "", problem);
-}
+[[noreturn]] void bad(const std::string& problem) { throw InputError(kFaultVariable, "", problem); }
 
 template <class T>
 T number(std::string_view key, std::string_view value) {

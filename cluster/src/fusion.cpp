@@ -7,8 +7,7 @@
 
 namespace ralp::cluster {
 
-std::vector<std::vector<size_t>> fuse_tensors(const std::vector<int64_t>& bytes,
-                                              double threshold) {
+std::vector<std::vector<size_t>> fuse_tensors(const std::vector<int64_t>& bytes, double threshold) {
   std::vector<std::vector<size_t>> buffers;
   std::vector<size_t> current;
   int64_t filled = 0;

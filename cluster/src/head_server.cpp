@@ -54,8 +54,8 @@ HeadServer::HeadServer(StrategyContext& context)
       batched_(context.spec.head_mode == HeadMode::all_workers) {
   const LayerGraph& graph = ctx_.scenario.model;
   const int64_t batch = batched_ ? ctx_.batch() * ctx_.workers() : ctx_.batch();
-  network_ = std::make_unique<kernels::Network>(ctx_.backend, graph, *ctx_.cut, graph.size(),
-                                                batch, ctx_.scenario.seed);
+  network_ = std::make_unique<kernels::Network>(ctx_.backend, graph, *ctx_.cut, graph.size(), batch,
+                                                ctx_.scenario.seed);
   for (int64_t w = 0; w < ctx_.workers(); ++w) messages_.emplace_back(graph, cut_, ctx_.batch());
 }
 
@@ -66,8 +66,9 @@ void HeadServer::begin_step(int64_t step) {
   processed_.assign(static_cast<size_t>(ctx_.workers()), false);
   arrivals_.clear();
   for (int64_t w = 0; w < ctx_.workers(); ++w) {
-    arrivals_.push_back(ctx_.transport.receive(ctx_.roles().worker_rank(w), MessageKind::activations,
-                                               step, messages_[static_cast<size_t>(w)].activation_pieces()));
+    arrivals_.push_back(
+        ctx_.transport.receive(ctx_.roles().worker_rank(w), MessageKind::activations, step,
+                               messages_[static_cast<size_t>(w)].activation_pieces()));
   }
 }
 
@@ -157,7 +158,8 @@ void HeadServer::run_all() {
     PhaseScope receiving(ctx_.clock, Phase::receive);
     for (size_t i = 0; i < cut_.boundary.size(); ++i) {
       std::vector<float> all;
-      for (auto& m : messages_) all.insert(all.end(), m.activations[i].begin(), m.activations[i].end());
+      for (auto& m : messages_)
+        all.insert(all.end(), m.activations[i].begin(), m.activations[i].end());
       backend.copy_from_host(network_->boundary_input(cut_.boundary[i]), all);
     }
     if (cut_.boundary_has_model_input) {

@@ -19,7 +19,7 @@ struct BoundaryMessage {
   std::vector<std::vector<float>> activations;  // one per CutInfo::boundary layer
   std::vector<float> images;                    // when CutInfo::boundary_has_model_input
   std::vector<int32_t> labels;
-  std::vector<std::vector<float>> gradients;    // one per boundary layer that needs one
+  std::vector<std::vector<float>> gradients;  // one per boundary layer that needs one
 
   // Sized for `batch` images of `graph` cut at `cut`.
   BoundaryMessage(const LayerGraph& graph, const CutInfo& cut, int64_t batch);

@@ -47,7 +47,8 @@ double interquartile_range(std::vector<double> values) {
 
 Json to_json(const RankRecord& r) {
   Json phases = Json::array();
-  for (const PhaseTimes& p : r.phases) phases.push_back(std::vector<double>(std::begin(p.seconds), std::end(p.seconds)));
+  for (const PhaseTimes& p : r.phases)
+    phases.push_back(std::vector<double>(std::begin(p.seconds), std::end(p.seconds)));
   Json parts = Json::array();
   for (const auto& p : r.part_done) parts.push_back(p ? Json(*p) : Json(nullptr));
   Json losses = Json::array();
@@ -157,8 +158,9 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
   }
   for (size_t k = 0; k < steps; ++k) {
     const auto it = losses.find(static_cast<int64_t>(k));
-    out.loss.push_back(it == losses.end() ? std::numeric_limits<double>::quiet_NaN()
-                                          : it->second.first / static_cast<double>(it->second.second));
+    out.loss.push_back(it == losses.end()
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : it->second.first / static_cast<double>(it->second.second));
   }
   return out;
 }

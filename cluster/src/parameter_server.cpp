@@ -59,7 +59,8 @@ FinalParameters run_parameter_server(StrategyContext& ctx, int64_t shard_index) 
     if (head) done = std::max(done.value_or(head->updated_at()), head->updated_at());
     ctx.record.part_done[static_cast<size_t>(k)] = done;
     if (head) head->end_step();
-    if (ctx.uses_shards() && ctx.roles().parameter_servers() > 1) agree_step_end(ctx, shard_index, k);
+    if (ctx.uses_shards() && ctx.roles().parameter_servers() > 1)
+      agree_step_end(ctx, shard_index, k);
   }
   ctx.clock.stop(monotonic_seconds());
 

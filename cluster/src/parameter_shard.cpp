@@ -58,7 +58,8 @@ void ParameterShard::begin_step(int64_t step) {
     g.pushes.assign(static_cast<size_t>(workers), 0);
     for (int64_t w = 0; w < workers; ++w) {
       std::vector<Piece> pieces;
-      for (Variable* v : g.variables) pieces.push_back(v->gradient_views[static_cast<size_t>(w)]->piece());
+      for (Variable* v : g.variables)
+        pieces.push_back(v->gradient_views[static_cast<size_t>(w)]->piece());
       g.pushes[static_cast<size_t>(w)] =
           t.receive(roles.worker_rank(w), MessageKind::push, step, std::move(pieces));
     }
@@ -73,8 +74,8 @@ void ParameterShard::begin_step(int64_t step) {
       std::vector<Piece> pieces;
       for (Variable* v : g.variables) pieces.push_back(v->value_view->piece());
       g.pulls[static_cast<size_t>(w)] =
-          t.send(roles.worker_rank(w), MessageKind::pull, step,
-                 static_cast<int64_t>(g.plan->layer), std::move(pieces));
+          t.send(roles.worker_rank(w), MessageKind::pull, step, static_cast<int64_t>(g.plan->layer),
+                 std::move(pieces));
     }
     t.progress();
   }

@@ -41,7 +41,7 @@ class ParameterShard {
     std::vector<Variable*> variables;
     std::vector<Transport::Handle> pulls;   // per worker, this step
     std::vector<Transport::Handle> pushes;  // per worker, this step
-    int64_t summed = 0;  // workers summed so far, in order
+    int64_t summed = 0;                     // workers summed so far, in order
   };
 
   StrategyContext& ctx_;

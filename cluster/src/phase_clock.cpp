@@ -9,8 +9,8 @@
 namespace ralp::cluster {
 
 std::string_view to_string(Phase phase) {
-  static constexpr std::array<std::string_view, kPhaseCount> names = {
-      "compute", "send", "receive", "waiting", "aggregation"};
+  static constexpr std::array<std::string_view, kPhaseCount> names = {"compute", "send", "receive",
+                                                                      "waiting", "aggregation"};
   return names[static_cast<size_t>(phase)];
 }
 

@@ -50,8 +50,8 @@ void RingAllreduce::begin_step(int64_t step) {
       in.clear();
       readiness_next_[static_cast<size_t>(w)] = 0;
       for (size_t i = 0; i < layers; ++i) {
-        in.push_back(ctx_.transport.receive(ctx_.roles().worker_rank(w), MessageKind::readiness,
-                                            step, {}));
+        in.push_back(
+            ctx_.transport.receive(ctx_.roles().worker_rank(w), MessageKind::readiness, step, {}));
       }
     }
   } else {
@@ -252,8 +252,9 @@ void RingAllreduce::post_phase() {
   const int next = roles.worker_rank((worker_ + 1) % members_);
   phase_receive_ = t.receive(previous, MessageKind::ring, step_,
                              {{landing, static_cast<size_t>(in.size()) * sizeof(float)}});
-  phase_send_ = t.send(next, MessageKind::ring, step_, phase_,
-                       {{fused_.data() + out.begin, static_cast<size_t>(out.size()) * sizeof(float)}});
+  phase_send_ =
+      t.send(next, MessageKind::ring, step_, phase_,
+             {{fused_.data() + out.begin, static_cast<size_t>(out.size()) * sizeof(float)}});
 }
 
 void RingAllreduce::finish_phase() {

@@ -2,10 +2,10 @@
 // produces a layer's gradients, workers tell the coordinator (worker-0); each fusion cycle it fuses
 // the gradients every worker has produced into buffers of at most the fusion threshold and
 // announces them; every worker then all-reduces the buffers one after another with a ring over
-// point-to-point messages (reduce-scatter and allgather, 2(W-1) phases of chunks of size/W), or with
-// MPI_Iallreduce when asked. Progress is interleaved: the worker's thread calls advance() between
-// layers of backward and waits in wait_until() only once backward is done, so there is no second
-// thread competing with the kernels for the CPU. Internal.
+// point-to-point messages (reduce-scatter and allgather, 2(W-1) phases of chunks of size/W), or
+// with MPI_Iallreduce when asked. Progress is interleaved: the worker's thread calls advance()
+// between layers of backward and waits in wait_until() only once backward is done, so there is no
+// second thread competing with the kernels for the CPU. Internal.
 #pragma once
 
 #include <deque>
@@ -58,7 +58,7 @@ class RingAllreduce {
   int64_t worker_;
   int64_t members_;
   int64_t step_ = -1;
-  std::vector<Gradient> tensors_;  // model order
+  std::vector<Gradient> tensors_;         // model order
   std::vector<size_t> production_order_;  // layers from the last, each weight before bias
   double threshold_ = 0.0;
   double cycle_ = 0.0;
@@ -67,16 +67,16 @@ class RingAllreduce {
   // and no cycle took yet, and the cycle grid.
   std::vector<int64_t> ready_count_;
   std::vector<size_t> ready_queue_;
-  double cycle_start_ = 0.0;    // when the queue became non-empty
-  double next_tick_ = 0.0;      // local clock
-  double tick_ = 0.0;           // start of the cycle in flight
+  double cycle_start_ = 0.0;  // when the queue became non-empty
+  double next_tick_ = 0.0;    // local clock
+  double tick_ = 0.0;         // start of the cycle in flight
   int64_t cycles_ = 0;
   size_t cycle_buffers_left_ = 0;
   // Coordinator: per other worker, its readiness messages of the step and the next to check.
   std::vector<std::vector<Transport::Handle>> readiness_in_;
   std::vector<size_t> readiness_next_;
   std::vector<Transport::Handle> readiness_out_;  // the other workers' sends
-  std::vector<int32_t> plan_;  // per tensor: its buffer in the cycle, or -1
+  std::vector<int32_t> plan_;                     // per tensor: its buffer in the cycle, or -1
   Transport::Handle plan_receive_ = 0;
   bool plan_pending_ = false;
   std::vector<Transport::Handle> plan_sends_;

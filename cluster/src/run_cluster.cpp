@@ -13,8 +13,8 @@ namespace ralp::cluster {
 namespace {
 
 std::optional<StrategyKind> kind_from_name(const std::string& name) {
-  for (const auto kind : {StrategyKind::ps, StrategyKind::ralp, StrategyKind::allreduce,
-                          StrategyKind::hybrid}) {
+  for (const auto kind :
+       {StrategyKind::ps, StrategyKind::ralp, StrategyKind::allreduce, StrategyKind::hybrid}) {
     if (name == to_string(kind)) return kind;
   }
   return std::nullopt;
@@ -54,9 +54,11 @@ void start_together(Transport& t, double patience) {
   std::vector<Transport::Handle> messages;
   if (t.rank() == 0) {
     for (int r = 1; r < ranks; ++r) messages.push_back(t.receive(r, MessageKind::start, -1, {}));
-    t.wait_until([&] {
-      return std::all_of(messages.begin(), messages.end(), [&](auto h) { return t.done(h); });
-    }, {}, patience);
+    t.wait_until(
+        [&] {
+          return std::all_of(messages.begin(), messages.end(), [&](auto h) { return t.done(h); });
+        },
+        {}, patience);
     for (const auto h : messages) t.release(h);
     messages.clear();
     for (int r = 1; r < ranks; ++r) messages.push_back(t.send(r, MessageKind::go, -1, 0, {}));
@@ -87,7 +89,7 @@ std::string receive_bytes(Transport& t, int rank, double patience) {
 int owner_of(const StrategyContext& ctx, const ParameterEntry& e) {
   const Roles& roles = ctx.roles();
   if (e.layer >= ctx.tail_end) return roles.ps_rank(0);  // the head
-  if (!ctx.uses_shards()) return roles.worker_rank(0);  // all-reduced on the workers
+  if (!ctx.uses_shards()) return roles.worker_rank(0);   // all-reduced on the workers
   for (const Variable& v : ctx.shards.variables) {
     if (v.layer == e.layer && v.bias == e.bias) return roles.ps_rank(v.shard);
   }
@@ -118,9 +120,11 @@ void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::s
     }
   }
   for (auto& [index, v] : mine) values[index] = std::move(v);
-  t.wait_until([&] {
-    return std::all_of(receives.begin(), receives.end(), [&](auto h) { return t.done(h); });
-  }, {}, patience);
+  t.wait_until(
+      [&] {
+        return std::all_of(receives.begin(), receives.end(), [&](auto h) { return t.done(h); });
+      },
+      {}, patience);
   for (const auto h : receives) t.release(h);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   for (const auto& v : values) {
@@ -147,11 +151,10 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
   std::vector<StrategySpec> specs = scenario.strategies;
   if (options.strategy) {
     const std::string& wanted = *options.strategy;
-    const auto by = [&](auto matches) {
-      return std::find_if(specs.begin(), specs.end(), matches);
-    };
+    const auto by = [&](auto matches) { return std::find_if(specs.begin(), specs.end(), matches); };
     auto it = by([&](const StrategySpec& s) { return s.label == wanted; });
-    if (it == specs.end()) it = by([&](const StrategySpec& s) { return to_string(s.kind) == wanted; });
+    if (it == specs.end())
+      it = by([&](const StrategySpec& s) { return to_string(s.kind) == wanted; });
     if (it != specs.end()) {
       specs = {*it};
     } else if (const auto kind = kind_from_name(wanted)) {
@@ -206,8 +209,7 @@ void check_world_size(const Scenario& scenario, int ranks) {
                    "has " + count(scenario.parameter_servers, "parameter server") + " and " +
                        count(scenario.workers, "worker") + ", so it needs " +
                        std::to_string(needed) + " MPI ranks, but mpirun started " +
-                       std::to_string(ranks) + " (use mpirun -np " + std::to_string(needed) +
-                       ")");
+                       std::to_string(ranks) + " (use mpirun -np " + std::to_string(needed) + ")");
 }
 
 std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scenario,
@@ -222,8 +224,8 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
     transport.synchronise_clocks();
     FaultInjector faults(options.fault, rank, role.name());
 
-    kernels::BackendSelection selection = kernels::select_backend(
-        {device_choice(options.device), scenario.training.threads});
+    kernels::BackendSelection selection =
+        kernels::select_backend({device_choice(options.device), scenario.training.threads});
     kernels::Backend& backend = *selection.backend;
     const bool talk = rank == 0 && static_cast<bool>(options.progress);
     if (talk && !selection.note.empty()) options.progress(selection.note);
@@ -281,8 +283,8 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       ctx.record.name = role.name();
       ctx.record.part_done.assign(static_cast<size_t>(steps), std::nullopt);
       ctx.record.start = transport.now_reference();
-      FinalParameters final_parameters = role.is_worker() ? run_worker(ctx, role.index)
-                                                          : run_parameter_server(ctx, role.index);
+      FinalParameters final_parameters =
+          role.is_worker() ? run_worker(ctx, role.index) : run_parameter_server(ctx, role.index);
       ctx.record.phases = clock.per_step();
       ctx.record.bytes_in = transport.bytes_in();
       ctx.record.bytes_out = transport.bytes_out();
@@ -294,7 +296,8 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       } else {
         std::vector<RankRecord> records = {ctx.record};
         for (int r = 1; r < roles.ranks(); ++r) {
-          records.push_back(rank_record_from_json(Json::parse(receive_bytes(transport, r, patience))));
+          records.push_back(
+              rank_record_from_json(Json::parse(receive_bytes(transport, r, patience))));
         }
         MeasuredResult result =
             summarise(records, scenario.parameter_servers, warmup, scenario.batch_per_worker);
@@ -302,8 +305,8 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
         result.kind = spec.kind;
         if (planned.cut) result.cut = scenario.model.layer(*planned.cut).name();
         if (ctx.uses_ring()) {
-          result.ring = options.allreduce == AllreduceImplementation::ring ? "message"
-                                                                           : "mpi_allreduce";
+          result.ring =
+              options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
         }
         result.backend = backend.device_name();
         result.threads = backend.threads();

@@ -16,8 +16,8 @@ bool output_needs_gradient_of(const LayerGraph& graph, LayerId id) {
 
 }  // namespace
 
-SegmentedNetwork::SegmentedNetwork(kernels::Backend& backend, const LayerGraph& graph,
-                                   LayerId end, int64_t batch, uint64_t init_seed)
+SegmentedNetwork::SegmentedNetwork(kernels::Backend& backend, const LayerGraph& graph, LayerId end,
+                                   int64_t batch, uint64_t init_seed)
     : backend_(backend), graph_(graph), end_(end) {
   if (end == 0 || end > graph.size()) throw std::out_of_range("segmented network: bad range");
   std::vector<LayerId> starts = {0};
@@ -28,8 +28,8 @@ SegmentedNetwork::SegmentedNetwork(kernels::Backend& backend, const LayerGraph& 
   std::vector<size_t> segment_of(end);
   for (size_t i = 0; i + 1 < starts.size(); ++i) {
     for (LayerId id = starts[i]; id < starts[i + 1]; ++id) segment_of[id] = i;
-    segments_.push_back(std::make_unique<kernels::Network>(backend, graph, starts[i],
-                                                           starts[i + 1], batch, init_seed));
+    segments_.push_back(std::make_unique<kernels::Network>(backend, graph, starts[i], starts[i + 1],
+                                                           batch, init_seed));
   }
 
   const size_t n = segments_.size();
@@ -123,7 +123,8 @@ void SegmentedNetwork::backward(size_t i, const kernels::StepContext& context) {
       }
     };
     if (out.external) contribute(external_gradients_.at(out.layer));
-    for (const size_t c : out.consumers) contribute(segments_[c]->boundary_input_gradient(out.layer));
+    for (const size_t c : out.consumers)
+      contribute(segments_[c]->boundary_input_gradient(out.layer));
   }
   segment.backward(context);
 }

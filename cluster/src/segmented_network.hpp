@@ -21,8 +21,8 @@ class SegmentedNetwork {
   using Parameter = kernels::Network::Parameter;
 
   // Precondition: 0 < end <= graph.size(). `graph` and `backend` must outlive the network.
-  SegmentedNetwork(kernels::Backend& backend, const LayerGraph& graph, LayerId end,
-                   int64_t batch, uint64_t init_seed);
+  SegmentedNetwork(kernels::Backend& backend, const LayerGraph& graph, LayerId end, int64_t batch,
+                   uint64_t init_seed);
 
   [[nodiscard]] size_t segments() const { return segments_.size(); }
   [[nodiscard]] LayerId end() const { return end_; }
@@ -69,7 +69,7 @@ class SegmentedNetwork {
   const LayerGraph& graph_;
   LayerId end_;
   std::vector<std::unique_ptr<kernels::Network>> segments_;
-  std::vector<std::vector<Link>> inputs_;   // per segment: boundary inputs
+  std::vector<std::vector<Link>> inputs_;      // per segment: boundary inputs
   std::vector<std::vector<Link>> outputs_of_;  // per segment: boundary outputs
   std::vector<LayerId> outputs_;
   std::map<LayerId, kernels::Tensor> external_gradients_;

@@ -42,7 +42,8 @@ float SyntheticData::pattern(int64_t label, int64_t index) const {
   const int64_t channel = index / plane;
   const int64_t y = index % plane / image_.width;
   const int64_t x = index % image_.width;
-  const int64_t cell = (channel * kGrid + y * kGrid / image_.height) * kGrid + x * kGrid / image_.width;
+  const int64_t cell =
+      (channel * kGrid + y * kGrid / image_.height) * kGrid + x * kGrid / image_.width;
   const uint64_t stream = stream_of(seed_, kPatternDomain, static_cast<uint64_t>(label));
   return 2.0F * stream_uniform(stream, static_cast<uint64_t>(cell)) - 1.0F;
 }
@@ -57,7 +58,8 @@ SyntheticBatch SyntheticData::batch(int64_t worker, int64_t step, int64_t batch)
   const uint64_t label_stream = stream_of(seed_, kLabelDomain, w, k);
   for (int64_t b = 0; b < batch; ++b) {
     const float u = stream_uniform(label_stream, static_cast<uint64_t>(b));
-    const auto label = std::min(classes_ - 1, static_cast<int64_t>(u * static_cast<float>(classes_)));
+    const auto label =
+        std::min(classes_ - 1, static_cast<int64_t>(u * static_cast<float>(classes_)));
     out.labels[static_cast<size_t>(b)] = static_cast<int32_t>(label);
     const uint64_t noise_stream = stream_of(seed_, kNoiseDomain, w, k, static_cast<uint64_t>(b));
     float* image = out.images.data() + b * per_image;

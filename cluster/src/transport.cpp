@@ -107,8 +107,9 @@ ClusterFailure Transport::failure(const std::string& what) const {
 
 void Transport::check(int error, const Slot& slot, const char* call) const {
   if (error == MPI_SUCCESS) return;
-  throw failure(std::string(call) + " failed " + (slot.is_send ? "sending to " : "receiving from ") +
-                describe_peer(slot.peer) + " during " + std::string(describe(slot.kind)) +
+  throw failure(std::string(call) + " failed " +
+                (slot.is_send ? "sending to " : "receiving from ") + describe_peer(slot.peer) +
+                " during " + std::string(describe(slot.kind)) +
                 (slot.step >= 0 ? " of step " + std::to_string(slot.step) : "") + ": " +
                 mpi_error_string(error));
 }
@@ -203,8 +204,8 @@ void Transport::complete(Slot& s, const MPI_Status& status) {
   const size_t expected = s.payload_bytes + sizeof(MessageHeader);
   if (bytes != MPI_UNDEFINED && static_cast<size_t>(bytes) != expected) {
     throw failure("a " + std::string(describe(s.kind)) + " message from " +
-                  roles_.describe(s.peer) + " has " + std::to_string(bytes) +
-                  " bytes, expected " + std::to_string(expected) +
+                  roles_.describe(s.peer) + " has " + std::to_string(bytes) + " bytes, expected " +
+                  std::to_string(expected) +
                   " (do all ranks run the same ralp on the same scenario?)");
   }
   if (s.header.step != s.step && s.step >= 0) {
@@ -346,9 +347,7 @@ void Transport::wait(Handle h, double timeout_s) {
 }
 
 void Transport::wait_all(std::vector<Handle>& hs) {
-  wait_until([&] {
-    return std::all_of(hs.begin(), hs.end(), [&](Handle h) { return done(h); });
-  });
+  wait_until([&] { return std::all_of(hs.begin(), hs.end(), [&](Handle h) { return done(h); }); });
   for (const Handle h : hs) release(h);
   hs.clear();
 }

@@ -114,7 +114,7 @@ class Transport {
   void wait_until(const std::function<bool()>& ready, const std::function<void()>& poll = {},
                   double timeout_s = 0.0);
   void wait(Handle h, double timeout_s = 0.0);  // then release it
-  void wait_all(std::vector<Handle>& hs);  // then release them and clear hs
+  void wait_all(std::vector<Handle>& hs);       // then release them and clear hs
 
   // A failure at this rank, for errors found outside the transport.
   [[nodiscard]] ClusterFailure failure(const std::string& what) const;
@@ -130,7 +130,7 @@ class Transport {
     double posted_local = 0.0;
     bool is_send = false;
     bool tracked = false;  // a collective: no header, no size check
-    bool open = false;  // posted and not released
+    bool open = false;     // posted and not released
     bool done = false;
   };
 

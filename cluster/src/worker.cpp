@@ -122,10 +122,10 @@ FinalParameters run_worker(StrategyContext& ctx, int64_t worker) {
         }
         if (cut->boundary_has_model_input) boundary->images = batch.images;
         boundary->labels = batch.labels;
-        reply = t.receive(head_rank, MessageKind::activation_gradient, k,
-                          boundary->gradient_pieces());
-        t.wait(t.send(head_rank, MessageKind::activations, k, worker,
-                      boundary->activation_pieces()));
+        reply =
+            t.receive(head_rank, MessageKind::activation_gradient, k, boundary->gradient_pieces());
+        t.wait(
+            t.send(head_rank, MessageKind::activations, k, worker, boundary->activation_pieces()));
       }
       t.wait(reply);
       PhaseScope receiving(ctx.clock, Phase::receive);
@@ -188,7 +188,8 @@ FinalParameters run_worker(StrategyContext& ctx, int64_t worker) {
     for (const ParameterEntry& e : dump_layout(graph)) {
       if (e.layer < ctx.tail_end) {
         for (auto* p : net.parameters_of(e.layer)) {
-          if (p->name.ends_with(".bias") == e.bias) out.emplace_back(index, backend.download(*p->value));
+          if (p->name.ends_with(".bias") == e.bias)
+            out.emplace_back(index, backend.download(*p->value));
         }
       }
       ++index;

@@ -2,7 +2,6 @@
 // them compute the same SGD update, the loss falls, bytes match the messages each strategy must
 // send, and faults and bad input end every rank with the right message in bounded time.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,9 +42,10 @@ std::string mpirun(int ranks, const std::string& args, const std::string& fault 
     env += "RALP_CLUSTER_FAULT=" + fault + " ";
     forward = " -x RALP_CLUSTER_FAULT";
   }
-  return env + "timeout -k 5 100 " RALP_MPIEXEC
-               " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
-               " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1" +
+  return env +
+         "timeout -k 5 100 " RALP_MPIEXEC
+         " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
+         " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1" +
          forward + " -np " + std::to_string(ranks) + " " + ralp_binary() + " cluster " + args;
 }
 
@@ -122,9 +122,9 @@ int64_t param_bytes(const LayerGraph& graph, LayerId first, LayerId last) {
 TEST(ClusterRun, AlexNetStrategiesAgreeAndMoveTheExpectedBytes) {
   const TempDir dir;
   const std::string json = (dir.path / "measured.json").string();
-  const auto result = run_command(mpirun(3, scenario("cluster-cifar-alexnet.json") + " --json " +
-                                                json + " --dump-parameters " +
-                                                (dir.path / "params").string()));
+  const auto result =
+      run_command(mpirun(3, scenario("cluster-cifar-alexnet.json") + " --json " + json +
+                                " --dump-parameters " + (dir.path / "params").string()));
   ASSERT_EQ(result.status, 0) << result.out << result.err;
   for (const char* label : {"ps", "ralp@fc3", "allreduce", "hybrid@fc3"}) {
     EXPECT_NE(result.out.find(label), std::string::npos) << label;
@@ -218,8 +218,8 @@ TEST(ClusterRun, AllConvStrategiesAgreeWithMpiAllreduceAndBatchedHead) {
 TEST(ClusterRun, AllConvLossFalls) {
   const TempDir dir;
   const std::string json = (dir.path / "measured.json").string();
-  const auto result = run_command(mpirun(3, scenario("cluster-cifar-allconv.json") +
-                                                " --strategy hybrid@fc --quiet --json " + json));
+  const auto result = run_command(mpirun(
+      3, scenario("cluster-cifar-allconv.json") + " --strategy hybrid@fc --quiet --json " + json));
   ASSERT_EQ(result.status, 0) << result.out << result.err;
   const Json run = read_json_file(json);
   ASSERT_EQ(run["results"].size(), 1u);
@@ -247,8 +247,9 @@ Timed timed(const std::string& command) {
 const std::string kFaultArgs = " --quiet --step-timeout 2s";
 
 TEST(ClusterFaults, HangingWorkerIsNamedByThePs) {
-  const Timed t = timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy ps" + kFaultArgs,
-                               "rank=2,step=1,phase=push,kind=hang"));
+  const Timed t =
+      timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy ps" + kFaultArgs,
+                   "rank=2,step=1,phase=push,kind=hang"));
   EXPECT_NE(t.result.status, 0);
   EXPECT_LT(t.seconds, kFaultBound);
   EXPECT_NE(t.result.err.find("injected fault: rank 2 (worker-1) during push of step 1"),
@@ -262,9 +263,9 @@ TEST(ClusterFaults, HangingWorkerIsNamedByThePs) {
 
 TEST(ClusterFaults, HangingPsIsNamedByTheWorkers) {
   // Workers wait 1.5 times the step timeout for a PS, which waits on them directly.
-  const Timed t = timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy ralp@fc" +
-                                      kFaultArgs,
-                               "rank=0,step=2,phase=pull,kind=hang"));
+  const Timed t =
+      timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy ralp@fc" + kFaultArgs,
+                   "rank=0,step=2,phase=pull,kind=hang"));
   EXPECT_NE(t.result.status, 0);
   EXPECT_LT(t.seconds, kFaultBound);
   EXPECT_NE(t.result.err.find("no message from rank 0 (ps-0) during pull of step 2 within 3 s"),
@@ -273,21 +274,22 @@ TEST(ClusterFaults, HangingPsIsNamedByTheWorkers) {
 }
 
 TEST(ClusterFaults, HangInTheRingIsNamedByTheOtherWorker) {
-  const Timed t = timed(mpirun(3, scenario("cluster-cifar-allconv.json") +
-                                      " --strategy allreduce" + kFaultArgs,
-                               "rank=1,step=1,phase=ring,kind=hang"));
+  const Timed t =
+      timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy allreduce" + kFaultArgs,
+                   "rank=1,step=1,phase=ring,kind=hang"));
   EXPECT_NE(t.result.status, 0);
   EXPECT_LT(t.seconds, kFaultBound);
-  EXPECT_NE(t.result.err.find("error: rank 2 (worker-1): no message from rank 1 (worker-0) during "),
-            std::string::npos)
+  EXPECT_NE(
+      t.result.err.find("error: rank 2 (worker-1): no message from rank 1 (worker-0) during "),
+      std::string::npos)
       << t.result.err;
   EXPECT_NE(t.result.err.find(" of step 1 within 2 s"), std::string::npos) << t.result.err;
 }
 
 TEST(ClusterFaults, DeadWorkerEndsTheJob) {
-  const Timed t = timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy hybrid" +
-                                      kFaultArgs,
-                               "rank=1,step=1,phase=activations,kind=exit"));
+  const Timed t =
+      timed(mpirun(3, scenario("cluster-cifar-allconv.json") + " --strategy hybrid" + kFaultArgs,
+                   "rank=1,step=1,phase=activations,kind=exit"));
   // mpirun ends the job with the dead rank's status and names it.
   EXPECT_EQ(t.result.status, kFaultExitStatus);
   EXPECT_LT(t.seconds, kFaultBound);
@@ -311,10 +313,12 @@ TEST(ClusterInput, WrongRankCountStopsEveryRank) {
 }
 
 TEST(ClusterInput, BadScenarioStopsEveryRank) {
-  const std::string file = std::string(RALP_TEST_DATA_DIR) + "/data/bad-scenarios/workers-zero.json";
+  const std::string file =
+      std::string(RALP_TEST_DATA_DIR) + "/data/bad-scenarios/workers-zero.json";
   const auto result = run_command(mpirun(3, file));
   EXPECT_EQ(result.status, 2);
-  const std::string message = "error: " + file + ": /cluster/workers is 0, expected an integer in [1, 65536]\n";
+  const std::string message =
+      "error: " + file + ": /cluster/workers is 0, expected an integer in [1, 65536]\n";
   size_t count = 0;
   for (size_t at = result.err.find(message); at != std::string::npos;
        at = result.err.find(message, at + 1)) {
@@ -324,7 +328,8 @@ TEST(ClusterInput, BadScenarioStopsEveryRank) {
 }
 
 TEST(ClusterInput, WithoutMpirunOneRankIsTooFew) {
-  const auto result = run_command(ralp_binary() + " cluster " + scenario("cluster-cifar-alexnet.json"));
+  const auto result =
+      run_command(ralp_binary() + " cluster " + scenario("cluster-cifar-alexnet.json"));
   EXPECT_EQ(result.status, 2);
   EXPECT_NE(result.err.find("it needs 3 MPI ranks, but mpirun started 1"), std::string::npos)
       << result.err;
@@ -339,8 +344,9 @@ TEST(ClusterInput, UnknownStrategyOrCut) {
                               "allreduce, hybrid)\n");
   const auto cut = run_command(ralp_binary() + " cluster " + alexnet + " --cut fc9");
   EXPECT_EQ(cut.status, 2);
-  EXPECT_EQ(cut.err, "error: --cut: 'fc9' is not a layer of cifar_alexnet after its first (a head "
-                     "needs a tail before it)\n");
+  EXPECT_EQ(cut.err,
+            "error: --cut: 'fc9' is not a layer of cifar_alexnet after its first (a head "
+            "needs a tail before it)\n");
 }
 
 }  // namespace

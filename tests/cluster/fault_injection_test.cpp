@@ -5,6 +5,7 @@
 #include "ralp/cluster/fault_injection.hpp"
 #include "ralp/core/json_input.hpp"
 
+
 namespace ralp::cluster {
 namespace {
 

@@ -2,9 +2,8 @@
 // that every member ends with the sum.
 #include <gtest/gtest.h>
 
-#include <numeric>
-
 #include "ralp/cluster/fusion.hpp"
+
 
 namespace ralp::cluster {
 namespace {
@@ -65,7 +64,8 @@ TEST(Fusion, RingPlayedOutSumsEverywhere) {
         // Messages of one phase leave before any lands, as with posted sends and receives.
         std::vector<std::vector<double>> sent(static_cast<size_t>(members));
         for (int64_t m = 0; m < members; ++m) {
-          const ChunkRange r = chunk_range(elements, members, ring_phase(m, members, phase).send_chunk);
+          const ChunkRange r =
+              chunk_range(elements, members, ring_phase(m, members, phase).send_chunk);
           const auto& own = data[static_cast<size_t>(m)];
           sent[static_cast<size_t>(m)].assign(own.begin() + r.begin, own.begin() + r.end);
         }

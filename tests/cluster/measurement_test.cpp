@@ -7,8 +7,7 @@
 namespace ralp::cluster {
 namespace {
 
-PhaseTimes phases(double compute, double send, double receive, double waiting,
-                  double aggregation) {
+PhaseTimes phases(double compute, double send, double receive, double waiting, double aggregation) {
   PhaseTimes t;
   t[Phase::compute] = compute;
   t[Phase::send] = send;
@@ -23,7 +22,8 @@ std::vector<RankRecord> records() {
   RankRecord ps{"ps-0", 0.0, {}, {10, 20, 30}, {1, 2, 3}, {1.2, 2.2, 3.7}, {}};
   ps.phases = {phases(0, 0, 0, 0, 1), phases(0, 0, 0, 0, 0.5), phases(0, 0, 0, 1, 0.5)};
   RankRecord w0{"worker-0", 0.1, {}, {5, 6, 8}, {100, 200, 400}, {}, {}};
-  w0.phases = {phases(1, 0, 0, 0, 0), phases(0.5, 0.2, 0.1, 0.2, 0), phases(0.7, 0.2, 0.1, 0.4, 0.1)};
+  w0.phases = {phases(1, 0, 0, 0, 0), phases(0.5, 0.2, 0.1, 0.2, 0),
+               phases(0.7, 0.2, 0.1, 0.4, 0.1)};
   w0.part_done.assign(3, std::nullopt);
   w0.losses = {{0, 0, 2.3}, {1, 0, 2.0}, {2, 0, 1.0}};
   RankRecord w1 = w0;
@@ -102,15 +102,15 @@ TEST(Measurement, JsonUsesTheSimulatorsNames) {
   run.results.push_back(r);
   const Json j = to_json(run);
   EXPECT_EQ(j["scenario"]["mode"], "measured");
-  for (const char* key : {"name", "file", "model", "workers", "parameter_servers",
-                          "batch_per_worker"}) {
+  for (const char* key :
+       {"name", "file", "model", "workers", "parameter_servers", "batch_per_worker"}) {
     EXPECT_TRUE(j["scenario"].contains(key)) << key;
   }
   const Json& result = j["results"][0];
   // The fields `ralp simulate --json` has too, with the same meaning.
-  for (const char* key : {"strategy", "kind", "cut", "step_time_s", "images_per_s",
-                          "step_times_s", "warmup_steps", "hosts", "worker_mean", "workers",
-                          "ps_busy_s", "ring_model"}) {
+  for (const char* key :
+       {"strategy", "kind", "cut", "step_time_s", "images_per_s", "step_times_s", "warmup_steps",
+        "hosts", "worker_mean", "workers", "ps_busy_s", "ring_model"}) {
     EXPECT_TRUE(result.contains(key)) << key;
   }
   for (const char* key : {"step_time_spread_s", "ranks", "loss", "backend", "threads"}) {
@@ -118,7 +118,8 @@ TEST(Measurement, JsonUsesTheSimulatorsNames) {
   }
   EXPECT_EQ(result["strategy"], "ralp@fc3");
   EXPECT_EQ(result["kind"], "ralp");
-  EXPECT_EQ(result["hosts"][1], (Json{{"name", "worker-0"}, {"bytes_in", 7.0}, {"bytes_out", 300.0}}));
+  EXPECT_EQ(result["hosts"][1],
+            (Json{{"name", "worker-0"}, {"bytes_in", 7.0}, {"bytes_out", 300.0}}));
   EXPECT_EQ(result["worker_mean"].size(), 3u);
   EXPECT_TRUE(result["worker_mean"].contains("communication_s"));
   EXPECT_TRUE(result["ranks"][0].contains("aggregation_s"));

@@ -8,6 +8,7 @@
 #include "ralp/kernels/network.hpp"
 #include "segmented_network.hpp"
 
+
 namespace ralp::cluster {
 namespace {
 

@@ -6,6 +6,7 @@
 
 #include "ralp/cluster/synthetic_data.hpp"
 
+
 namespace ralp::cluster {
 namespace {
 
@@ -47,8 +48,8 @@ TEST(SyntheticData, ImagesArePatternPlusNoise) {
     const int64_t per_image = kCifar.elements();
     for (size_t b = 0; b < batch.labels.size(); ++b) {
       for (int64_t i = 0; i < per_image; ++i) {
-        const double residual = batch.images[b * static_cast<size_t>(per_image) + i] -
-                                data.pattern(batch.labels[b], i);
+        const double residual =
+            batch.images[b * static_cast<size_t>(per_image) + i] - data.pattern(batch.labels[b], i);
         sum += residual;
         sum_squares += residual * residual;
         ++n;

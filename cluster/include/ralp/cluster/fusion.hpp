@@ -13,8 +13,7 @@ namespace ralp::cluster {
 // Splits tensors (their sizes in bytes, in the order they became ready on every worker) into
 // fusion buffers: consecutive tensors while the buffer stays within `threshold` bytes; a tensor
 // larger than the threshold travels alone. Returns each buffer's positions into `bytes`.
-std::vector<std::vector<size_t>> fuse_tensors(const std::vector<int64_t>& bytes,
-                                              double threshold);
+std::vector<std::vector<size_t>> fuse_tensors(const std::vector<int64_t>& bytes, double threshold);
 
 // The earliest time at or after `now` that a cycle may start, given the next tick of the cycle
 // grid: ticks fall every `cycle` seconds, so a late start waits for the next tick. A cycle of 0

@@ -24,8 +24,8 @@ struct LossSample {
 // One rank's measurements over every step of one strategy, warm-up included. Times are seconds on
 // the reference clock (rank 0's), so that records of different ranks compare.
 struct RankRecord {
-  std::string name;  // "ps-0", "worker-1"
-  double start = 0.0;  // when the rank began the strategy's first step
+  std::string name;                // "ps-0", "worker-1"
+  double start = 0.0;              // when the rank began the strategy's first step
   std::vector<PhaseTimes> phases;  // per step: where the rank's time went
   std::vector<double> bytes_in;    // per step: bytes received and sent (headers included)
   std::vector<double> bytes_out;
@@ -75,10 +75,10 @@ struct MeasuredResult {
   WorkerSplit worker_mean;
   std::vector<WorkerSplit> workers;
   std::vector<RankPhases> ranks;
-  double ps_busy_s = 0.0;            // ps-0's compute and aggregation per step
-  std::vector<double> loss;          // per step, mean over the workers' micro-batches
-  std::string ring;                  // "ring" or "mpi_allreduce" where gradients are all-reduced
-  std::string backend;               // the kernels' device, "AMD EPYC 9R14 (1 thread)"
+  double ps_busy_s = 0.0;    // ps-0's compute and aggregation per step
+  std::vector<double> loss;  // per step, mean over the workers' micro-batches
+  std::string ring;          // "ring" or "mpi_allreduce" where gradients are all-reduced
+  std::string backend;       // the kernels' device, "AMD EPYC 9R14 (1 thread)"
   int threads = 1;
   friend bool operator==(const MeasuredResult&, const MeasuredResult&) = default;
 };

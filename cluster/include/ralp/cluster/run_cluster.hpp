@@ -57,8 +57,8 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
 void check_world_size(const Scenario& scenario, int ranks);
 
 // Runs the strategies on every rank of the job; rank 0 returns the measurements, the others
-// nullopt. Throws ClusterFailure when this rank sees a peer stop answering, an MPI error or any other
-// failure once communication has begun: the caller must then abort the job.
+// nullopt. Throws ClusterFailure when this rank sees a peer stop answering, an MPI error or any
+// other failure once communication has begun: the caller must then abort the job.
 std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scenario,
                                        const std::vector<PlannedStrategy>& strategies,
                                        const ClusterOptions& options);

@@ -1,7 +1,8 @@
 // Synthetic training data that can be learned: each class has a fixed random pattern (a 4 x 4 grid
-// of blocks per channel), and an image is its class's pattern plus Gaussian noise. Every value is a pure function of the seed,
-// the worker, the step and its position, so each worker generates its own shard (a stream no other
-// worker sees) without reading anything, and every strategy trains on the same images.
+// of blocks per channel), and an image is its class's pattern plus Gaussian noise. Every value is a
+// pure function of the seed, the worker, the step and its position, so each worker generates its
+// own shard (a stream no other worker sees) without reading anything, and every strategy trains on
+// the same images.
 #pragma once
 
 #include <cstdint>
