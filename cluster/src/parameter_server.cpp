@@ -5,7 +5,7 @@
 
 #include "head_server.hpp"
 #include "parameter_shard.hpp"
-#include "roles_run.hpp"
+#include "role_loops.hpp"
 
 namespace ralp::cluster {
 namespace {

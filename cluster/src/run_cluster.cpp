@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "roles_run.hpp"
+#include "role_loops.hpp"
 
 namespace ralp::cluster {
 namespace {
@@ -54,27 +54,22 @@ void start_together(Transport& t, double patience) {
   std::vector<Transport::Handle> messages;
   if (t.rank() == 0) {
     for (int r = 1; r < ranks; ++r) messages.push_back(t.receive(r, MessageKind::start, -1, {}));
-    t.wait_until(
-        [&] {
-          return std::all_of(messages.begin(), messages.end(), [&](auto h) { return t.done(h); });
-        },
-        {}, patience);
-    for (const auto h : messages) t.release(h);
-    messages.clear();
+    t.wait_all(messages, patience);
     for (int r = 1; r < ranks; ++r) messages.push_back(t.send(r, MessageKind::go, -1, 0, {}));
     t.wait_all(messages);
     return;
   }
   const auto go = t.receive(0, MessageKind::go, -1, {});
-  t.wait(t.send(0, MessageKind::start, -1, 0, {}));
+  t.wait(t.send(0, MessageKind::start, -1, 0, {}), patience);
   t.wait(go, patience);
 }
 
 // Sends a byte string to rank 0 (its size, then the bytes); rank 0 receives one from `rank`.
-void send_bytes(Transport& t, std::string& bytes) {
+// Rank 0 may still be busy with the strategy (the head PS): sends wait as long as receives.
+void send_bytes(Transport& t, std::string& bytes, double patience) {
   int64_t size = static_cast<int64_t>(bytes.size());
-  t.wait(t.send(0, MessageKind::results, -1, 0, {{&size, sizeof size}}));
-  t.wait(t.send(0, MessageKind::results, -1, 1, {{bytes.data(), bytes.size()}}));
+  t.wait(t.send(0, MessageKind::results, -1, 0, {{&size, sizeof size}}), patience);
+  t.wait(t.send(0, MessageKind::results, -1, 1, {{bytes.data(), bytes.size()}}), patience);
 }
 
 std::string receive_bytes(Transport& t, int rank, double patience) {
@@ -105,7 +100,7 @@ void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::s
       sends.push_back(t.send(0, MessageKind::results, -1, static_cast<int64_t>(index),
                              {{values.data(), values.size() * sizeof(float)}}));
     }
-    t.wait_all(sends);
+    t.wait_all(sends, patience);
     return;
   }
   const auto layout = dump_layout(ctx.scenario.model);
@@ -120,12 +115,7 @@ void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::s
     }
   }
   for (auto& [index, v] : mine) values[index] = std::move(v);
-  t.wait_until(
-      [&] {
-        return std::all_of(receives.begin(), receives.end(), [&](auto h) { return t.done(h); });
-      },
-      {}, patience);
-  for (const auto h : receives) t.release(h);
+  t.wait_all(receives, patience);
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
   for (const auto& v : values) {
     out.write(reinterpret_cast<const char*>(v.data()),
@@ -292,7 +282,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
 
       if (rank != 0) {
         std::string bytes = to_json(ctx.record).dump();
-        send_bytes(transport, bytes);
+        send_bytes(transport, bytes, patience);
       } else {
         std::vector<RankRecord> records = {ctx.record};
         for (int r = 1; r < roles.ranks(); ++r) {

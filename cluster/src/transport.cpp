@@ -308,15 +308,13 @@ void Transport::time_out(double waited) const {
   throw failure("no message from " + names + during + " within " + seconds + " s");
 }
 
-void Transport::wait_until(const std::function<bool()>& ready, const std::function<void()>& poll,
-                           double timeout_s) {
+void Transport::wait_until(const std::function<bool()>& ready, double timeout_s) {
   const double start = monotonic_seconds();
   receive_completed_ = false;
   bool saw_send = false;
   bool saw_receive = false;
   for (int checks = 0;; ++checks) {
     progress();
-    if (poll) poll();
     if (ready()) break;
     for (const Handle h : pending_) (slots_[h].is_send ? saw_send : saw_receive) = true;
     const double now = monotonic_seconds();
@@ -342,12 +340,13 @@ void Transport::wait_until(const std::function<bool()>& ready, const std::functi
 }
 
 void Transport::wait(Handle h, double timeout_s) {
-  wait_until([&] { return done(h); }, {}, timeout_s);
+  wait_until([&] { return done(h); }, timeout_s);
   release(h);
 }
 
-void Transport::wait_all(std::vector<Handle>& hs) {
-  wait_until([&] { return std::all_of(hs.begin(), hs.end(), [&](Handle h) { return done(h); }); });
+void Transport::wait_all(std::vector<Handle>& hs, double timeout_s) {
+  wait_until([&] { return std::all_of(hs.begin(), hs.end(), [&](Handle h) { return done(h); }); },
+             timeout_s);
   for (const Handle h : hs) release(h);
   hs.clear();
 }

@@ -106,15 +106,15 @@ class Transport {
   // Forgets a completed message.
   void release(Handle h);
 
-  // Waits, polling `poll` and progress(), until `ready()` is true. The time is charged to the
+  // Waits, driving progress(), until `ready()` is true; `ready` only looks (work it unblocks is
+  // done after the wait, so that its time is charged to its own phase). The wait is charged to the
   // phase clock: waiting until the latest message that completed meanwhile was posted, receiving
   // from then on (or sending, when only sends were outstanding). Throws ClusterFailure naming the
   // ranks of the outstanding messages when nothing made `ready()` true within the timeout
   // (`timeout_s` overrides it).
-  void wait_until(const std::function<bool()>& ready, const std::function<void()>& poll = {},
-                  double timeout_s = 0.0);
+  void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0);
   void wait(Handle h, double timeout_s = 0.0);  // then release it
-  void wait_all(std::vector<Handle>& hs);       // then release them and clear hs
+  void wait_all(std::vector<Handle>& hs, double timeout_s = 0.0);  // then release, clear hs
 
   // A failure at this rank, for errors found outside the transport.
   [[nodiscard]] ClusterFailure failure(const std::string& what) const;

@@ -7,7 +7,7 @@
 #include "head_server.hpp"
 #include "ralp/cluster/synthetic_data.hpp"
 #include "ring_allreduce.hpp"
-#include "roles_run.hpp"
+#include "role_loops.hpp"
 #include "segmented_network.hpp"
 
 namespace ralp::cluster {
