@@ -48,13 +48,13 @@ float SyntheticData::pattern(int64_t label, int64_t index) const {
   return 2.0F * stream_uniform(stream, static_cast<uint64_t>(cell)) - 1.0F;
 }
 
-SyntheticBatch SyntheticData::batch(int64_t worker, int64_t step, int64_t batch) const {
+SyntheticBatch SyntheticData::batch(int64_t worker, int64_t index, int64_t batch) const {
   const int64_t per_image = image_.elements();
   SyntheticBatch out;
   out.images.resize(static_cast<size_t>(batch * per_image));
   out.labels.resize(static_cast<size_t>(batch));
   const auto w = static_cast<uint64_t>(worker);
-  const auto k = static_cast<uint64_t>(step);
+  const auto k = static_cast<uint64_t>(index);
   const uint64_t label_stream = stream_of(seed_, kLabelDomain, w, k);
   for (int64_t b = 0; b < batch; ++b) {
     const float u = stream_uniform(label_stream, static_cast<uint64_t>(b));

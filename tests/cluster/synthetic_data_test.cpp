@@ -1,4 +1,4 @@
-// Synthetic data: a pure function of seed, worker and step; labels in range; images are their
+// Synthetic data: a pure function of seed, worker and micro-batch number; labels in range; images are their
 // class's pattern plus noise of the stated spread.
 #include <gtest/gtest.h>
 
@@ -20,15 +20,15 @@ TEST(SyntheticData, SameKeySameBatchOtherKeysOtherBatches) {
   EXPECT_EQ(a.labels, b.labels);
   ASSERT_EQ(a.images.size(), 8u * 3 * 32 * 32);
   EXPECT_NE(data.batch(0, 4, 8).images, a.images);  // another worker's shard
-  EXPECT_NE(data.batch(1, 5, 8).images, a.images);  // another step
+  EXPECT_NE(data.batch(1, 5, 8).images, a.images);  // another micro-batch
   EXPECT_NE(SyntheticData(8, kCifar, 10).batch(1, 4, 8).images, a.images);  // another seed
 }
 
 TEST(SyntheticData, LabelsCoverTheClasses) {
   const SyntheticData data(3, kCifar, 10);
   std::vector<int> seen(10, 0);
-  for (int64_t step = 0; step < 20; ++step) {
-    for (const int32_t label : data.batch(0, step, 16).labels) {
+  for (int64_t index = 0; index < 20; ++index) {
+    for (const int32_t label : data.batch(0, index, 16).labels) {
       ASSERT_GE(label, 0);
       ASSERT_LT(label, 10);
       ++seen[static_cast<size_t>(label)];
@@ -43,8 +43,8 @@ TEST(SyntheticData, ImagesArePatternPlusNoise) {
   const SyntheticData data(5, kCifar, 4, kNoise);
   double sum = 0.0, sum_squares = 0.0;
   int64_t n = 0;
-  for (int64_t step = 0; step < 4; ++step) {
-    const SyntheticBatch batch = data.batch(0, step, 8);
+  for (int64_t index = 0; index < 4; ++index) {
+    const SyntheticBatch batch = data.batch(0, index, 8);
     const int64_t per_image = kCifar.elements();
     for (size_t b = 0; b < batch.labels.size(); ++b) {
       for (int64_t i = 0; i < per_image; ++i) {

@@ -1,8 +1,8 @@
 // Synthetic training data that can be learned: each class has a fixed random pattern (a 4 x 4 grid
 // of blocks per channel), and an image is its class's pattern plus Gaussian noise. Every value is a
-// pure function of the seed, the worker, the step and its position, so each worker generates its
-// own shard (a stream no other worker sees) without reading anything, and every strategy trains on
-// the same images.
+// pure function of the seed, the worker, the micro-batch's number and the position, so each worker
+// generates its own shard (images no other worker sees) without reading anything, and every
+// strategy trains on the same images.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,8 @@ class SyntheticData {
   [[nodiscard]] int64_t classes() const { return classes_; }
   [[nodiscard]] const TensorShape& image() const { return image_; }
 
-  // Worker `worker`'s micro-batch of `batch` images for training step `step`.
-  [[nodiscard]] SyntheticBatch batch(int64_t worker, int64_t step, int64_t batch) const;
+  // Micro-batch number `index` of worker `worker`'s shard, `batch` images.
+  [[nodiscard]] SyntheticBatch batch(int64_t worker, int64_t index, int64_t batch) const;
   // Element `index` (plain order within one image) of class `label`'s pattern.
   [[nodiscard]] float pattern(int64_t label, int64_t index) const;
 
