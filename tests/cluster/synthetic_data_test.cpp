@@ -1,5 +1,5 @@
-// Synthetic data: a pure function of seed, worker and micro-batch number; labels in range; images are their
-// class's pattern plus noise of the stated spread.
+// Synthetic data: a pure function of seed, worker and micro-batch number; labels in range;
+// images are their class's pattern plus noise of the stated spread.
 #include <gtest/gtest.h>
 
 #include <cmath>
