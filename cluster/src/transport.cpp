@@ -231,13 +231,15 @@ void Transport::progress() {
   int count = 0;
   const int error = MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
                                  indices.data(), statuses.data());
-  if (error != MPI_SUCCESS) {
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      const int e = error == MPI_ERR_IN_STATUS ? statuses[i].MPI_ERROR : error;
-      if (e != MPI_SUCCESS && e != MPI_ERR_PENDING) check(e, slots_[pending_[i]], "MPI_Testsome");
+  if (error == MPI_ERR_IN_STATUS) {
+    // Statuses follow the completed requests' order, as indices does.
+    for (int i = 0; i < count; ++i) {
+      const int e = statuses[static_cast<size_t>(i)].MPI_ERROR;
+      const auto index = static_cast<size_t>(indices[static_cast<size_t>(i)]);
+      if (e != MPI_SUCCESS) check(e, slots_[pending_[index]], "MPI_Testsome");
     }
-    check(error, slots_[pending_.front()], "MPI_Testsome");
   }
+  if (error != MPI_SUCCESS) check(error, slots_[pending_.front()], "MPI_Testsome");
   if (count == MPI_UNDEFINED || count == 0) return;
   std::vector<bool> finished(pending_.size(), false);
   for (int i = 0; i < count; ++i) {
@@ -325,7 +327,7 @@ void Transport::wait_until(const std::function<bool()>& ready, double timeout_s)
   if (clock_ == nullptr) return;
   const double end = monotonic_seconds();
   // Received: waiting until the peer posted, receiving after. Only sends outstanding: sending.
-  // Otherwise (a poll made us ready, a fusion cycle say): waiting.
+  // Otherwise (time made us ready: a fusion cycle came due): waiting.
   Phase tail = Phase::receive;
   double split = end;
   if (receive_completed_) {
