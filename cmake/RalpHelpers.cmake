@@ -34,11 +34,11 @@ function(ralp_add_library part)
   target_link_libraries(${target} PUBLIC ${part_targets} ${ARG_PUBLIC_LIBS} PRIVATE ${ARG_PRIVATE_LIBS})
 endfunction()
 
-# ralp_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s])
+# ralp_add_test(<name> SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s] [PROPERTIES <prop> <value>...])
 # A GoogleTest executable registered with CTest test by test. RALP_TEST_DATA_DIR points at tests/
 # and RALP_SOURCE_DIR at the repository root, so tests never depend on the working directory.
 function(ralp_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;PROPERTIES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_options(${name} PRIVATE ${RALP_WARNINGS})
@@ -50,5 +50,5 @@ function(ralp_add_test name)
     set(ARG_TIMEOUT 300)
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}")
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" ${ARG_PROPERTIES})
 endfunction()

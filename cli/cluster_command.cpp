@@ -1,0 +1,185 @@
+// `ralp cluster`: the scenario's strategies as a real cluster under mpirun, with the real
+// kernels; rank 0 prints the measured step times, phase split and bytes, and writes JSON whose
+// fields match `ralp simulate --json`.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands.hpp"
+#include "ralp/cluster/run_cluster.hpp"
+#include "ralp/core/scenario.hpp"
+#include "text_table.hpp"
+
+namespace ralp::cli {
+namespace {
+
+struct ClusterCommandOptions {
+  std::string scenario;
+  std::string strategy;
+  std::string cut;
+  int64_t steps = 0;
+  std::string step_timeout;
+  std::string json;
+  std::string allreduce = "ring";
+  std::string device = "auto";
+  std::string dump_parameters;
+  bool quiet = false;
+};
+
+std::string in_out(const cluster::MeasuredResult& r, const std::string& host) {
+  for (const auto& h : r.hosts) {
+    if (h.name == host) {
+      return format_bytes(Bytes(h.bytes_in)) + " / " + format_bytes(Bytes(h.bytes_out));
+    }
+  }
+  return "-";
+}
+
+std::string seconds(double s) { return format_seconds(Seconds(s)); }
+
+void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
+  const auto& first = run.results.front();
+  std::cout << scenario.name << ": " << run.model << ", " << run.workers << " workers x batch "
+            << run.batch_per_worker << ", " << run.parameter_servers << " PS; measured on "
+            << first.backend << " per rank; " << first.step_times.size() - first.warmup_steps
+            << " steps after " << first.warmup_steps << " warm-up\n";
+  TextTable table({{"strategy", TextTable::Align::left},
+                   {"cut", TextTable::Align::left},
+                   {"step time"},
+                   {"spread"},
+                   {"images/s"},
+                   {"ps-0 in / out"},
+                   {"worker-0 in / out"},
+                   {"compute / comm / wait"},
+                   {"loss first -> last"}});
+  for (const auto& r : run.results) {
+    const auto& m = r.worker_mean;
+    table.add_row(
+        {r.label, r.cut.value_or("-"), seconds(r.step_time_s), seconds(r.step_time_spread_s),
+         fixed(r.images_per_s, 1), in_out(r, "ps-0"), in_out(r, "worker-0"),
+         seconds(m.compute) + " / " + seconds(m.communication) + " / " + seconds(m.waiting),
+         fixed(r.loss.front(), 4) + " -> " + fixed(r.loss.back(), 4)});
+  }
+  table.print(std::cout);
+  std::cout << "Step time: median over the measured steps, spread: their interquartile range. "
+               "Traffic is per step; compute / comm / wait is a worker's mean per step.\n\n";
+
+  TextTable phases({{"strategy", TextTable::Align::left},
+                    {"rank", TextTable::Align::left},
+                    {"compute"},
+                    {"send"},
+                    {"receive"},
+                    {"waiting"},
+                    {"aggregation"},
+                    {"bytes in / out"}});
+  for (const auto& r : run.results) {
+    for (size_t i = 0; i < r.ranks.size(); ++i) {
+      const auto& p = r.ranks[i];
+      using cluster::Phase;
+      phases.add_row({i == 0 ? r.label : "", p.name, seconds(p.mean[Phase::compute]),
+                      seconds(p.mean[Phase::send]), seconds(p.mean[Phase::receive]),
+                      seconds(p.mean[Phase::waiting]), seconds(p.mean[Phase::aggregation]),
+                      in_out(r, p.name)});
+    }
+  }
+  phases.print(std::cout);
+  std::cout << "Per rank and step, mean over the measured steps.\n";
+}
+
+}  // namespace
+
+void add_cluster_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<ClusterCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "cluster",
+      "Run the scenario's strategies as a real cluster under mpirun (parameter servers first, "
+      "then workers, one rank each), training its model on synthetic data with the real kernels, "
+      "and print the measured step time, phase split and bytes: mpirun -np P+W ralp cluster "
+      "SCENARIO");
+  cmd->add_option("scenario", options->scenario, "Scenario file (JSON)")->required();
+  cmd->add_option("--strategy", options->strategy,
+                  "Run only this strategy (a label of the scenario, or ps, ralp, allreduce, "
+                  "hybrid); default: every strategy of the scenario, one after another");
+  cmd->add_option("--cut", options->cut, "First head layer for ralp and hybrid");
+  cmd->add_option("--steps", options->steps, "Measured steps (default: the scenario's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  cmd->add_option("--step-timeout", options->step_timeout,
+                  "How long a rank waits for a peer before it aborts the job, e.g. 30s "
+                  "(default: the scenario's training.step_timeout, 60 s)");
+  cmd->add_option("--json", options->json, "Write the measurements as JSON to FILE ('-': stdout)");
+  cmd->add_option("--allreduce", options->allreduce,
+                  "ring: this project's ring over point-to-point messages (what the simulator "
+                  "models); mpi: the MPI library's MPI_Allreduce, to compare")
+      ->check(CLI::IsMember({"ring", "mpi"}));
+  cmd->add_option("--device", options->device, "Kernel device: auto (CUDA when present), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  // A testing aid: each strategy's final parameters, for the equivalence test.
+  cmd->add_option("--dump-parameters", options->dump_parameters)->group("");
+  cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  cmd->callback([&action, options] {
+    action = [options] {
+      cluster::MpiSession session;
+      // Every rank reads and checks the scenario on its own; they agree before any training
+      // message, so a bad scenario stops every rank with its message and status 2.
+      std::optional<InputError> problem;
+      std::optional<Scenario> scenario;
+      std::vector<cluster::PlannedStrategy> strategies;
+      cluster::ClusterOptions run_options;
+      try {
+        scenario.emplace(load_scenario(options->scenario));
+        if (!options->strategy.empty()) run_options.strategy = options->strategy;
+        if (!options->cut.empty()) run_options.cut = options->cut;
+        if (options->steps > 0) run_options.steps = options->steps;
+        if (!options->step_timeout.empty()) {
+          const auto timeout = parse_seconds(options->step_timeout);
+          if (!timeout || timeout->value() <= 0.0) {
+            throw InputError("--step-timeout", "",
+                             "is '" + options->step_timeout + "', expected a duration > 0 (30s)");
+          }
+          run_options.step_timeout = *timeout;
+        }
+        run_options.allreduce = options->allreduce == "mpi"
+                                    ? cluster::AllreduceImplementation::mpi
+                                    : cluster::AllreduceImplementation::ring;
+        run_options.device = options->device == "cpu"    ? cluster::ClusterDevice::cpu
+                             : options->device == "cuda" ? cluster::ClusterDevice::cuda
+                                                         : cluster::ClusterDevice::automatic;
+        run_options.dump_parameters = options->dump_parameters;
+        run_options.fault = cluster::fault_from_environment();
+        strategies = cluster::plan_strategies(*scenario, run_options);
+        cluster::check_world_size(*scenario, session.size());
+      } catch (const InputError& e) {
+        problem = e;
+      }
+      if (!session.all_ranks_ready(!problem)) {
+        // One write per message, so that the ranks' lines do not interleave.
+        const std::string message =
+            problem ? problem->what()
+                    : options->scenario + ": another rank could not start (its message says why)";
+        std::cerr << ("error: " + message + "\n") << std::flush;
+        return kExitBadInput;
+      }
+      if (!options->quiet && session.rank() == 0) {
+        run_options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+      }
+      std::optional<cluster::MeasuredRun> run;
+      try {
+        run = cluster::run_cluster(session, *scenario, strategies, run_options);
+        if (run) {
+          if (options->json != "-") print_tables(*scenario, *run);
+          if (!options->json.empty()) {
+            write_output(options->json, cluster::to_json(*run).dump(2) + "\n");
+          }
+        }
+      } catch (const std::exception& e) {
+        // The other ranks are waiting for this one: end the whole job.
+        std::cerr << ("error: " + std::string(e.what()) + "\n") << std::flush;
+        session.abort(kExitFailure);
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace ralp::cli

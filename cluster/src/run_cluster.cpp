@@ -1,0 +1,331 @@
+// The run: roles, clock synchronisation, backend, then each strategy in turn (start handshake,
+// the role's loop, gathering every rank's record and final parameters on rank 0).
+#include "ralp/cluster/run_cluster.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "role_loops.hpp"
+
+namespace ralp::cluster {
+namespace {
+
+std::optional<StrategyKind> kind_from_name(const std::string& name) {
+  for (const auto kind :
+       {StrategyKind::ps, StrategyKind::ralp, StrategyKind::allreduce, StrategyKind::hybrid}) {
+    if (name == to_string(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+// RALP's head: the fully connected layers after the last convolution or pooling layer.
+std::optional<LayerId> default_cut(const LayerGraph& graph) {
+  LayerId after = 0;
+  for (LayerId id = 0; id < graph.size(); ++id) {
+    const LayerKind kind = graph.layer(id).kind();
+    if (kind == LayerKind::conv2d || kind == LayerKind::max_pool || kind == LayerKind::avg_pool) {
+      after = id + 1;
+    }
+  }
+  for (LayerId id = std::max<LayerId>(after, 1); id < graph.size(); ++id) {
+    if (graph.layer(id).kind() == LayerKind::fully_connected) return id;
+  }
+  return std::nullopt;
+}
+
+kernels::DeviceChoice device_choice(ClusterDevice device) {
+  switch (device) {
+    case ClusterDevice::cpu:
+      return kernels::DeviceChoice::cpu;
+    case ClusterDevice::cuda:
+      return kernels::DeviceChoice::cuda;
+    case ClusterDevice::automatic:
+      break;
+  }
+  return kernels::DeviceChoice::automatic;
+}
+
+// Every rank tells rank 0 it is ready; rank 0 answers when all are. `patience` bounds the wait:
+// a rank may arrive only after a long strategy ended.
+void start_together(Transport& t, double patience) {
+  const int ranks = t.roles().ranks();
+  std::vector<Transport::Handle> messages;
+  if (t.rank() == 0) {
+    for (int r = 1; r < ranks; ++r) messages.push_back(t.receive(r, MessageKind::start, -1, {}));
+    t.wait_all(messages, patience);
+    for (int r = 1; r < ranks; ++r) messages.push_back(t.send(r, MessageKind::go, -1, 0, {}));
+    t.wait_all(messages);
+    return;
+  }
+  const auto go = t.receive(0, MessageKind::go, -1, {});
+  t.wait(t.send(0, MessageKind::start, -1, 0, {}), patience);
+  t.wait(go, patience);
+}
+
+// Sends a byte string to rank 0 (its size, then the bytes); rank 0 receives one from `rank`.
+// Rank 0 may still be busy with the strategy (the head PS): sends wait as long as receives.
+void send_bytes(Transport& t, std::string& bytes, double patience) {
+  int64_t size = static_cast<int64_t>(bytes.size());
+  t.wait(t.send(0, MessageKind::results, -1, 0, {{&size, sizeof size}}), patience);
+  t.wait(t.send(0, MessageKind::results, -1, 1, {{bytes.data(), bytes.size()}}), patience);
+}
+
+std::string receive_bytes(Transport& t, int rank, double patience) {
+  int64_t size = 0;
+  t.wait(t.receive(rank, MessageKind::results, -1, {{&size, sizeof size}}), patience);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  t.wait(t.receive(rank, MessageKind::results, -1, {{bytes.data(), bytes.size()}}), patience);
+  return bytes;
+}
+
+// Which rank holds each dumped parameter at the end of a strategy.
+int owner_of(const StrategyContext& ctx, const ParameterEntry& e) {
+  const Roles& roles = ctx.roles();
+  if (e.layer >= ctx.tail_end) return roles.ps_rank(0);  // the head
+  if (!ctx.uses_shards()) return roles.worker_rank(0);   // all-reduced on the workers
+  for (const Variable& v : ctx.shards.variables) {
+    if (v.layer == e.layer && v.bias == e.bias) return roles.ps_rank(v.shard);
+  }
+  throw std::logic_error("no shard holds a parameter of layer " + std::to_string(e.layer));
+}
+
+void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::string& file,
+                       double patience) {
+  Transport& t = ctx.transport;
+  if (t.rank() != 0) {
+    std::vector<Transport::Handle> sends;
+    for (auto& [index, values] : mine) {
+      sends.push_back(t.send(0, MessageKind::results, -1, static_cast<int64_t>(index),
+                             {{values.data(), values.size() * sizeof(float)}}));
+    }
+    t.wait_all(sends, patience);
+    return;
+  }
+  const auto layout = dump_layout(ctx.scenario.model);
+  std::vector<std::vector<float>> values(layout.size());
+  std::vector<Transport::Handle> receives;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    values[i].resize(static_cast<size_t>(layout[i].elements));
+    const int owner = owner_of(ctx, layout[i]);
+    if (owner != 0) {
+      receives.push_back(t.receive(owner, MessageKind::results, -1,
+                                   {{values[i].data(), values[i].size() * sizeof(float)}}));
+    }
+  }
+  for (auto& [index, v] : mine) values[index] = std::move(v);
+  t.wait_all(receives, patience);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  for (const auto& v : values) {
+    out.write(reinterpret_cast<const char*>(v.data()),
+              static_cast<std::streamsize>(v.size() * sizeof(float)));
+  }
+  if (!out) throw std::runtime_error("cannot write " + file);
+}
+
+}  // namespace
+
+std::vector<ParameterEntry> dump_layout(const LayerGraph& graph) {
+  std::vector<ParameterEntry> out;
+  for (LayerId id = 0; id < graph.size(); ++id) {
+    const Layer& layer = graph.layer(id);
+    if (layer.weight_params > 0) out.push_back({id, false, layer.weight_params});
+    if (layer.bias_params > 0) out.push_back({id, true, layer.bias_params});
+  }
+  return out;
+}
+
+std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
+                                             const ClusterOptions& options) {
+  std::vector<StrategySpec> specs = scenario.strategies;
+  if (options.strategy) {
+    const std::string& wanted = *options.strategy;
+    const auto by = [&](auto matches) { return std::find_if(specs.begin(), specs.end(), matches); };
+    auto it = by([&](const StrategySpec& s) { return s.label == wanted; });
+    if (it == specs.end())
+      it = by([&](const StrategySpec& s) { return to_string(s.kind) == wanted; });
+    if (it != specs.end()) {
+      specs = {*it};
+    } else if (const auto kind = kind_from_name(wanted)) {
+      StrategySpec spec;
+      spec.kind = *kind;
+      spec.label = wanted;
+      specs = {spec};
+    } else {
+      std::string labels;
+      for (const auto& s : scenario.strategies) labels += (labels.empty() ? "" : ", ") + s.label;
+      throw InputError("--strategy", "",
+                       "'" + wanted + "' is neither a strategy of " + scenario.file + " (" +
+                           labels + ") nor a kind (ps, ralp, allreduce, hybrid)");
+    }
+  }
+  const LayerGraph& graph = scenario.model;
+  std::vector<PlannedStrategy> out;
+  for (const StrategySpec& spec : specs) {
+    PlannedStrategy planned{spec, std::nullopt};
+    if (spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid) {
+      const std::optional<std::string> name = options.cut ? options.cut : spec.cut;
+      if (name) {
+        const auto id = graph.find(*name);
+        if (!id || *id == 0) {
+          throw InputError("--cut", "",
+                           "'" + *name + "' is not a layer of " + graph.name() +
+                               " after its first (a head needs a tail before it)");
+        }
+        planned.cut = *id;
+      } else {
+        planned.cut = default_cut(graph);
+        if (!planned.cut) {
+          throw InputError(scenario.file, "",
+                           "strategy '" + spec.label + "' has cut \"auto\", and " + graph.name() +
+                               " has no fully connected layer after its last convolution or "
+                               "pooling layer to start the head at: pass --cut LAYER");
+        }
+      }
+    }
+    out.push_back(planned);
+  }
+  return out;
+}
+
+void check_world_size(const Scenario& scenario, int ranks) {
+  const int64_t needed = scenario.parameter_servers + scenario.workers;
+  if (ranks == needed) return;
+  const auto count = [](int64_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
+  throw InputError(scenario.file, "/cluster",
+                   "has " + count(scenario.parameter_servers, "parameter server") + " and " +
+                       count(scenario.workers, "worker") + ", so it needs " +
+                       std::to_string(needed) + " MPI ranks, but mpirun started " +
+                       std::to_string(ranks) + " (use mpirun -np " + std::to_string(needed) + ")");
+}
+
+std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scenario,
+                                       const std::vector<PlannedStrategy>& strategies,
+                                       const ClusterOptions& options) {
+  const Roles roles(scenario.parameter_servers, scenario.workers);
+  const int rank = session.rank();
+  try {
+    const Role role = roles.of(rank);
+    const double timeout = options.step_timeout.value_or(scenario.training.step_timeout).value();
+    Transport transport(roles, timeout);
+    transport.synchronise_clocks();
+    FaultInjector faults(options.fault, rank, role.name());
+
+    kernels::BackendSelection selection =
+        kernels::select_backend({device_choice(options.device), scenario.training.threads});
+    kernels::Backend& backend = *selection.backend;
+    const bool talk = rank == 0 && static_cast<bool>(options.progress);
+    if (talk && !selection.note.empty()) options.progress(selection.note);
+
+    MPI_Comm workers_comm = MPI_COMM_NULL;
+    if (options.allreduce == AllreduceImplementation::mpi) {
+      MPI_Comm_split(transport.comm(), role.is_worker() ? 0 : MPI_UNDEFINED, rank, &workers_comm);
+    }
+
+    MeasuredRun run;
+    run.scenario = scenario.name;
+    run.file = scenario.file;
+    run.model = scenario.model.name();
+    run.workers = scenario.workers;
+    run.parameter_servers = scenario.parameter_servers;
+    run.batch_per_worker = scenario.batch_per_worker;
+
+    const int64_t warmup = scenario.warmup_steps;
+    const int64_t steps = warmup + options.steps.value_or(scenario.steps);
+    // Waits that may span a whole strategy run (idle ranks, gathering) allow a timeout per step.
+    const double patience = timeout * static_cast<double>(steps + 2);
+    for (size_t n = 0; n < strategies.size(); ++n) {
+      const PlannedStrategy& planned = strategies[n];
+      const StrategySpec& spec = planned.spec;
+      faults.set_strategy(spec.label);
+      if (talk) {
+        options.progress("ralp cluster: " + spec.label + " (" + std::to_string(n + 1) + " of " +
+                         std::to_string(strategies.size()) + "): " + std::to_string(steps) +
+                         " steps (" + std::to_string(warmup) + " warm-up) on " +
+                         std::to_string(roles.ranks()) + " ranks");
+      }
+      start_together(transport, patience);
+
+      PhaseClock clock(steps);
+      transport.begin_strategy(steps, &clock);
+      StrategyContext ctx{scenario,
+                          spec,
+                          planned.cut,
+                          planned.cut.value_or(scenario.model.size()),
+                          steps,
+                          transport,
+                          backend,
+                          clock,
+                          faults,
+                          {static_cast<float>(scenario.training.learning_rate),
+                           static_cast<float>(scenario.training.momentum), 0.0F},
+                          options.allreduce,
+                          workers_comm,
+                          {},
+                          {}};
+      if (ctx.uses_shards()) {
+        ctx.shards = make_shard_plan(scenario.model, ctx.tail_end, scenario.parameter_servers,
+                                     spec.sharding);
+      }
+      ctx.record.name = role.name();
+      ctx.record.part_done.assign(static_cast<size_t>(steps), std::nullopt);
+      ctx.record.start = transport.now_reference();
+      FinalParameters final_parameters =
+          role.is_worker() ? run_worker(ctx, role.index) : run_parameter_server(ctx, role.index);
+      ctx.record.phases = clock.per_step();
+      ctx.record.bytes_in = transport.bytes_in();
+      ctx.record.bytes_out = transport.bytes_out();
+      transport.end_strategy();
+
+      if (rank != 0) {
+        std::string bytes = to_json(ctx.record).dump();
+        send_bytes(transport, bytes, patience);
+      } else {
+        std::vector<RankRecord> records = {ctx.record};
+        for (int r = 1; r < roles.ranks(); ++r) {
+          records.push_back(
+              rank_record_from_json(Json::parse(receive_bytes(transport, r, patience))));
+        }
+        MeasuredResult result =
+            summarise(records, scenario.parameter_servers, warmup, scenario.batch_per_worker);
+        result.label = spec.label;
+        result.kind = spec.kind;
+        if (planned.cut) result.cut = scenario.model.layer(*planned.cut).name();
+        if (ctx.uses_ring()) {
+          result.ring =
+              options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
+        }
+        result.backend = backend.device_name();
+        result.threads = backend.threads();
+        run.results.push_back(std::move(result));
+      }
+      if (!options.dump_parameters.empty()) {
+        if (rank == 0) std::filesystem::create_directories(options.dump_parameters);
+        const std::string file =
+            (std::filesystem::path(options.dump_parameters) / (spec.label + ".params")).string();
+        gather_parameters(ctx, final_parameters, file, patience);
+      }
+      if (talk) {
+        const MeasuredResult& r = run.results.back();
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "ralp cluster: %s: median step %.4f s (spread %.4f s), loss %.4f -> %.4f",
+                      r.label.c_str(), r.step_time_s, r.step_time_spread_s, r.loss.front(),
+                      r.loss.back());
+        options.progress(line);
+      }
+    }
+    if (workers_comm != MPI_COMM_NULL) MPI_Comm_free(&workers_comm);
+    if (rank != 0) return std::nullopt;
+    return run;
+  } catch (const ClusterFailure&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ClusterFailure(roles.describe(rank) + ": " + e.what());
+  }
+}
+
+}  // namespace ralp::cluster

@@ -1,0 +1,159 @@
+// The MPI transport under every strategy: non-blocking point-to-point messages with a small header
+// (the step and the sender's posting time on the reference clock), bytes counted per step, and
+// waits that keep MPI progressing, charge their time to the right phase and give up with a message
+// naming the silent rank after the step timeout. Internal to cluster/; includes <mpi.h>.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ralp/cluster/mpi_session.hpp"
+#include "ralp/cluster/phase_clock.hpp"
+#include "ralp/cluster/roles.hpp"
+
+namespace ralp::cluster {
+
+// Message kinds; each is its own MPI tag, so messages of one kind between two ranks match in the
+// order they were posted (MPI's non-overtaking rule), which every protocol here relies on.
+enum class MessageKind : int {
+  clock = 1,            // clock synchronisation
+  start,                // everyone is ready for the next strategy
+  go,                   // rank 0: start it
+  pull,                 // parameters, PS shard -> worker
+  push,                 // gradients, worker -> PS shard
+  activations,          // boundary activations and labels, worker -> head PS
+  activation_gradient,  // head PS -> worker
+  readiness,            // a worker produced a layer's gradients (all-reduce), -> coordinator
+  fusion_plan,          // the coordinator's fusion buffers for a cycle, -> workers
+  ring,                 // a ring all-reduce chunk, worker -> next worker
+  step_done,            // a PS shard finished its part of a step, -> ps-0
+  step_complete,        // ps-0: the step is complete, -> the other shards
+  results,              // measurements and final parameters, -> rank 0
+};
+// How messages of a kind are named in failure messages: "pull", "ring all-reduce".
+std::string_view describe(MessageKind kind);
+
+// A contiguous piece of a message's payload; a message is its header plus pieces, in order.
+struct Piece {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+struct MessageHeader {
+  double posted_at = 0.0;  // sender's posting time on the reference clock
+  int64_t step = 0;
+  int64_t item = 0;  // the layer, variable or chunk the message carries, for checks
+};
+
+class Transport {
+ public:
+  using Handle = size_t;
+
+  // Works on its own duplicate of MPI_COMM_WORLD, whose errors are returned, not fatal.
+  // `timeout_s` bounds every wait; waits of a worker for a parameter server allow kPsPatience times
+  // as much, so that when a worker stops answering the PS (which waits on it directly) reports it
+  // before the other workers (which wait on the PS) report the PS.
+  static constexpr double kPsPatience = 1.5;
+  Transport(const Roles& roles, double timeout_s);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] const Roles& roles() const { return roles_; }
+  [[nodiscard]] MPI_Comm comm() const { return comm_; }
+  [[nodiscard]] double timeout() const { return timeout_; }
+
+  // Estimates this rank's clock offset to rank 0 by ping-pong (the round trip with the least
+  // delay wins). Collective. On one machine the offset is about 0.
+  void synchronise_clocks();
+  [[nodiscard]] double to_reference(double local) const { return local + offset_; }
+  [[nodiscard]] double from_reference(double reference) const { return reference - offset_; }
+  [[nodiscard]] double now_reference() const { return to_reference(monotonic_seconds()); }
+
+  // Starts a strategy of `steps` steps: byte counters restart, and waits charge `clock`.
+  void begin_strategy(int64_t steps, PhaseClock* clock);
+  void end_strategy() { clock_ = nullptr; }
+  [[nodiscard]] const std::vector<double>& bytes_in() const { return bytes_in_; }
+  [[nodiscard]] const std::vector<double>& bytes_out() const { return bytes_out_; }
+
+  // Posts a message. Its bytes (header included) count against `step` when 0 <= step < steps;
+  // other steps (-1: set-up and results) are not counted. The pieces must stay valid and
+  // unchanged until the send is done.
+  Handle send(int peer, MessageKind kind, int64_t step, int64_t item, std::vector<Piece> pieces);
+  // Posts a receive into `pieces`, which must add up to exactly the sender's payload (a
+  // mismatch is a ClusterFailure when the message arrives).
+  Handle receive(int peer, MessageKind kind, int64_t step, std::vector<Piece> pieces);
+
+  // Tracks a request MPI made elsewhere (a non-blocking collective among the workers): waits
+  // and timeouts treat it as a message to and from "the other workers".
+  Handle track(MPI_Request request, MessageKind kind, int64_t step);
+  // Counts bytes that moved outside send() and receive() (inside a collective) against `step`.
+  void count(int64_t step, double in, double out);
+
+  // Drives MPI's progress engine and notes completed messages. Cheap; strategies call it between
+  // layers so that transfers advance while they compute.
+  void progress();
+  [[nodiscard]] bool done(Handle h) const;
+  [[nodiscard]] const MessageHeader& header(Handle h) const;  // of a completed receive
+  // Forgets a completed message.
+  void release(Handle h);
+
+  // Waits, driving progress(), until `ready()` is true; `ready` only looks (work it unblocks is
+  // done after the wait, so that its time is charged to its own phase). The wait is charged to the
+  // phase clock: waiting until the latest message that completed meanwhile was posted, receiving
+  // from then on (or sending, when only sends were outstanding). Throws ClusterFailure naming the
+  // ranks of the outstanding messages when nothing made `ready()` true within the timeout
+  // (`timeout_s` overrides it).
+  void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0);
+  void wait(Handle h, double timeout_s = 0.0);  // then release it
+  void wait_all(std::vector<Handle>& hs, double timeout_s = 0.0);  // then release, clear hs
+
+  // A failure at this rank, for errors found outside the transport.
+  [[nodiscard]] ClusterFailure failure(const std::string& what) const;
+
+ private:
+  struct Slot {
+    MPI_Request request = MPI_REQUEST_NULL;
+    MessageHeader header;
+    int peer = -1;
+    MessageKind kind = MessageKind::clock;
+    int64_t step = -1;
+    size_t payload_bytes = 0;
+    double posted_local = 0.0;
+    bool is_send = false;
+    bool tracked = false;  // a collective: no header, no size check
+    bool open = false;     // posted and not released
+    bool done = false;
+  };
+
+  Handle allocate();
+  void check(int error, const Slot& slot, const char* call) const;
+  void complete(Slot& slot, const MPI_Status& status);
+  [[nodiscard]] std::string describe_peer(int peer) const;
+  [[noreturn]] void time_out(double waited) const;
+  double patience() const;
+
+  MPI_Comm comm_;
+  const Roles& roles_;
+  int rank_ = 0;
+  double timeout_;
+  double offset_ = 0.0;
+  std::deque<Slot> slots_;
+  std::vector<Handle> free_;
+  std::vector<Handle> pending_;  // posted, not yet complete
+  std::vector<double> bytes_in_, bytes_out_;
+  PhaseClock* clock_ = nullptr;
+  // Latest posting time (local clock) of a receive that completed during the current wait.
+  double latest_posted_ = 0.0;
+  bool receive_completed_ = false;
+};
+
+}  // namespace ralp::cluster

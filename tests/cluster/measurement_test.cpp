@@ -1,0 +1,130 @@
+// Summaries of measured runs: step boundaries from the ranks' parts, medians and spreads, bytes
+// and splits over the measured steps, and JSON with the simulator's field names.
+#include <gtest/gtest.h>
+
+#include "ralp/cluster/measurement.hpp"
+
+namespace ralp::cluster {
+namespace {
+
+PhaseTimes phases(double compute, double send, double receive, double waiting, double aggregation) {
+  PhaseTimes t;
+  t[Phase::compute] = compute;
+  t[Phase::send] = send;
+  t[Phase::receive] = receive;
+  t[Phase::waiting] = waiting;
+  t[Phase::aggregation] = aggregation;
+  return t;
+}
+
+// One PS and two workers, three steps of which the first is warm-up.
+std::vector<RankRecord> records() {
+  RankRecord ps{"ps-0", 0.0, {}, {10, 20, 30}, {1, 2, 3}, {1.2, 2.2, 3.7}, {}};
+  ps.phases = {phases(0, 0, 0, 0, 1), phases(0, 0, 0, 0, 0.5), phases(0, 0, 0, 1, 0.5)};
+  RankRecord w0{"worker-0", 0.1, {}, {5, 6, 8}, {100, 200, 400}, {}, {}};
+  w0.phases = {phases(1, 0, 0, 0, 0), phases(0.5, 0.2, 0.1, 0.2, 0),
+               phases(0.7, 0.2, 0.1, 0.4, 0.1)};
+  w0.part_done.assign(3, std::nullopt);
+  w0.losses = {{0, 0, 2.3}, {1, 0, 2.0}, {2, 0, 1.0}};
+  RankRecord w1 = w0;
+  w1.name = "worker-1";
+  w1.start = 0.2;
+  w1.losses = {{0, 1, 2.1}, {1, 1, 2.2}, {2, 1, 1.2}};
+  return {ps, w0, w1};
+}
+
+TEST(Measurement, MedianAndInterquartileRange) {
+  EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_DOUBLE_EQ(median({4.0, 1.0, 2.0, 3.0}), 2.5);
+  // Sorted 1, 2, 3, 4: the quartiles sit at positions 0.75 and 2.25: 1.75 and 3.25.
+  EXPECT_DOUBLE_EQ(interquartile_range({4.0, 1.0, 3.0, 2.0}), 1.5);
+  EXPECT_DOUBLE_EQ(interquartile_range({5.0}), 0.0);
+  EXPECT_THROW(median({}), std::invalid_argument);
+}
+
+TEST(Measurement, StepsEndWhenTheirLastPartIsDone) {
+  const MeasuredResult r = summarise(records(), 1, 1, 8);
+  // The last rank started at 0.2; ps-0 finished its parts at 1.2, 2.2 and 3.7.
+  EXPECT_EQ(r.step_times.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.step_times[0], 1.0);
+  EXPECT_DOUBLE_EQ(r.step_times[1], 1.0);
+  EXPECT_DOUBLE_EQ(r.step_times[2], 1.5);
+  // Measured steps 1.0 and 1.5: median 1.25, quartiles 1.125 and 1.375.
+  EXPECT_DOUBLE_EQ(r.step_time_s, 1.25);
+  EXPECT_NEAR(r.step_time_spread_s, 0.25, 1e-12);
+  EXPECT_DOUBLE_EQ(r.images_per_s, 2 * 8 / 1.25);
+}
+
+TEST(Measurement, BytesPhasesAndLossOverTheMeasuredSteps) {
+  const MeasuredResult r = summarise(records(), 1, 1, 8);
+  ASSERT_EQ(r.hosts.size(), 3u);
+  EXPECT_EQ(r.hosts[1].name, "worker-0");
+  EXPECT_DOUBLE_EQ(r.hosts[1].bytes_out, 300.0);  // (200 + 400) / 2
+  EXPECT_DOUBLE_EQ(r.hosts[1].bytes_in, 7.0);
+  EXPECT_DOUBLE_EQ(r.hosts[0].bytes_in, 25.0);
+  // worker-0, steps 1 and 2: compute (0.5 + 0.7) / 2 plus aggregation 0.1 / 2; send and receive
+  // (0.3 + 0.3) / 2; waiting (0.2 + 0.4) / 2.
+  ASSERT_EQ(r.workers.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.workers[0].compute, 0.65);
+  EXPECT_DOUBLE_EQ(r.workers[0].communication, 0.3);
+  EXPECT_DOUBLE_EQ(r.workers[0].waiting, 0.3);
+  EXPECT_DOUBLE_EQ(r.worker_mean.compute, 0.65);
+  EXPECT_DOUBLE_EQ(r.ranks[0].mean[Phase::aggregation], 0.5);
+  EXPECT_DOUBLE_EQ(r.ps_busy_s, 0.5);
+  // Per step, the mean of the two workers' micro-batch losses.
+  ASSERT_EQ(r.loss.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.loss[0], 2.2);
+  EXPECT_DOUBLE_EQ(r.loss[1], 2.1);
+  EXPECT_DOUBLE_EQ(r.loss[2], 1.1);
+}
+
+TEST(Measurement, RejectsRecordsWithoutMeasuredStepsOrParts) {
+  EXPECT_THROW(summarise(records(), 1, 3, 8), std::invalid_argument);
+  auto no_parts = records();
+  no_parts[0].part_done[1].reset();
+  EXPECT_THROW(summarise(no_parts, 1, 1, 8), std::invalid_argument);
+  auto short_record = records();
+  short_record[2].bytes_in.pop_back();
+  EXPECT_THROW(summarise(short_record, 1, 1, 8), std::invalid_argument);
+}
+
+TEST(Measurement, RecordsSurviveJson) {
+  for (const RankRecord& r : records()) EXPECT_EQ(rank_record_from_json(to_json(r)), r);
+  EXPECT_THROW(rank_record_from_json(Json::object()), std::runtime_error);
+}
+
+TEST(Measurement, JsonUsesTheSimulatorsNames) {
+  MeasuredRun run{"s", "s.json", "cifar_alexnet", 2, 1, 8, {}};
+  MeasuredResult r = summarise(records(), 1, 1, 8);
+  r.label = "ralp@fc3";
+  r.kind = StrategyKind::ralp;
+  r.cut = "fc3";
+  run.results.push_back(r);
+  const Json j = to_json(run);
+  EXPECT_EQ(j["scenario"]["mode"], "measured");
+  for (const char* key :
+       {"name", "file", "model", "workers", "parameter_servers", "batch_per_worker"}) {
+    EXPECT_TRUE(j["scenario"].contains(key)) << key;
+  }
+  const Json& result = j["results"][0];
+  // The fields `ralp simulate --json` has too, with the same meaning.
+  for (const char* key :
+       {"strategy", "kind", "cut", "step_time_s", "images_per_s", "step_times_s", "warmup_steps",
+        "hosts", "worker_mean", "workers", "ps_busy_s", "ring_model"}) {
+    EXPECT_TRUE(result.contains(key)) << key;
+  }
+  for (const char* key : {"step_time_spread_s", "ranks", "loss", "backend", "threads"}) {
+    EXPECT_TRUE(result.contains(key)) << key;
+  }
+  EXPECT_EQ(result["strategy"], "ralp@fc3");
+  EXPECT_EQ(result["kind"], "ralp");
+  EXPECT_EQ(result["hosts"][1],
+            (Json{{"name", "worker-0"}, {"bytes_in", 7.0}, {"bytes_out", 300.0}}));
+  EXPECT_EQ(result["worker_mean"].size(), 3u);
+  EXPECT_TRUE(result["worker_mean"].contains("communication_s"));
+  EXPECT_TRUE(result["ranks"][0].contains("aggregation_s"));
+  EXPECT_TRUE(result["ring_model"].is_null());
+}
+
+}  // namespace
+}  // namespace ralp::cluster
