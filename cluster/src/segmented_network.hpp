@@ -1,12 +1,10 @@
-// A worker's layers [0, end) as a chain of kernel networks, one segment per layer with parameters
-// (plus a leading segment without any when the model does not start with one), so that a
-// strategy can wait for a layer's pulled parameters just before its forward and send its
-// gradients as soon as its backward produced them, while the rest of backward goes on. The
-// executor runs whole ranges; segments are ranges, and boundary tensors are copied between them.
+// A worker's layers [0, end) in segments, one per layer with parameters (plus a leading segment
+// without any when the model does not start with one), so that a strategy can wait for a
+// layer's pulled parameters just before its forward and send its gradients as soon as its
+// backward produced them, while the rest of backward goes on. One kernel network holds the
+// layers; segments step it layer by layer, so nothing is copied between them.
 #pragma once
 
-#include <map>
-#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -24,30 +22,30 @@ class SegmentedNetwork {
   SegmentedNetwork(kernels::Backend& backend, const LayerGraph& graph, LayerId end, int64_t batch,
                    uint64_t init_seed);
 
-  [[nodiscard]] size_t segments() const { return segments_.size(); }
-  [[nodiscard]] LayerId end() const { return end_; }
+  [[nodiscard]] size_t segments() const { return starts_.size() - 1; }
+  [[nodiscard]] LayerId end() const { return network_.last(); }
   // The layer with parameters that segment i starts with, if any.
   [[nodiscard]] std::optional<LayerId> parameter_layer(size_t i) const;
-  [[nodiscard]] bool holds_loss() const { return end_ == graph_.size(); }
+  [[nodiscard]] bool holds_loss() const { return network_.has_loss(); }
 
   // Inputs of the next forward: images in plain order (batch x C x H x W) and labels.
   void set_input(std::span<const float> images);
   void set_labels(std::span<const int32_t> labels);  // precondition: holds_loss()
 
-  // Segment i forward; segments run in order, after their predecessors.
+  // Segment i forward; segments run in order.
   void forward(size_t i, const kernels::StepContext& context);
   [[nodiscard]] float loss();  // precondition: holds_loss(), after the last segment's forward
 
   // Layers before end() whose outputs layers at or after end() read (a cut's boundary), sorted,
   // with their activations after forward and the slots for the gradients that come back.
-  [[nodiscard]] const std::vector<LayerId>& outputs() const { return outputs_; }
-  [[nodiscard]] const kernels::Tensor& output(LayerId id) const;
+  [[nodiscard]] const std::vector<LayerId>& outputs() const { return network_.boundary_outputs(); }
+  [[nodiscard]] const kernels::Tensor& output(LayerId id) const { return network_.output(id); }
   // Whether a gradient flows back into output `id` (not when nothing before it has parameters).
   [[nodiscard]] bool output_needs_gradient(LayerId id) const;
   [[nodiscard]] kernels::Tensor& output_gradient(LayerId id);
 
-  // Segment i backward; segments run in reverse order. Afterwards segment i's parameters hold
-  // their gradients.
+  // Segment i backward; segments run in reverse order, the last first. Afterwards segment i's
+  // parameters hold their gradients.
   void backward(size_t i, const kernels::StepContext& context);
 
   [[nodiscard]] std::vector<Parameter*> parameters_of(LayerId layer);
@@ -55,24 +53,10 @@ class SegmentedNetwork {
   void sgd_step(const kernels::SgdOptions& options, float gradient_scale);
 
  private:
-  // Where a segment's boundary tensor comes from (forward) and whose gradients it sums
-  // (backward), latest consumer first as the executor sums them.
-  struct Link {
-    LayerId layer = 0;
-    size_t producer = 0;
-    std::vector<size_t> consumers;  // descending
-    bool external = false;          // read beyond end(): the caller supplies its gradient
-    bool needs_gradient = false;
-  };
-
   kernels::Backend& backend_;
   const LayerGraph& graph_;
-  LayerId end_;
-  std::vector<std::unique_ptr<kernels::Network>> segments_;
-  std::vector<std::vector<Link>> inputs_;      // per segment: boundary inputs
-  std::vector<std::vector<Link>> outputs_of_;  // per segment: boundary outputs
-  std::vector<LayerId> outputs_;
-  std::map<LayerId, kernels::Tensor> external_gradients_;
+  kernels::Network network_;
+  std::vector<LayerId> starts_;  // segment i is [starts_[i], starts_[i + 1])
 };
 
 }  // namespace ralp::cluster

@@ -252,9 +252,70 @@ void Network::timed(std::vector<Seconds>* times, LayerId id, Pass pass) {
 }
 
 void Network::forward(const StepContext& context) {
-  for (auto& step : steps_) {
-    step->args.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step->id)};
-    timed(&times_.forward, step->id, [&] { step->runner->forward(step->args); });
+  for (LayerId id = first_; id < last_; ++id) forward_layer(id, context);
+}
+
+void Network::forward_layer(LayerId id, const StepContext& context) {
+  if (id < first_ || id >= last_) throw std::out_of_range("layer " + std::to_string(id) + " is not in range");
+  Step& step = *steps_[id - first_];
+  step.args.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step.id)};
+  timed(&times_.forward, step.id, [&] { step.runner->forward(step.args); });
+}
+
+void Network::backward(const StepContext& context, bool accumulate) {
+  begin_backward();
+  for (LayerId id = last_; id-- > first_;) backward_layer(id, context, accumulate);
+}
+
+void Network::begin_backward() {
+  for (auto& [id, slot] : slots_) slot->gradient_written = slot->boundary_output;
+}
+
+void Network::backward_layer(LayerId id, const StepContext& context, bool accumulate) {
+  if (id < first_ || id >= last_) throw std::out_of_range("layer " + std::to_string(id) + " is not in range");
+  Step& step = *steps_[id - first_];
+  const Layer& layer = step.runner->layer();
+  const bool is_loss = layer.kind() == LayerKind::softmax_cross_entropy;
+  if (!is_loss && !step.output->needs_gradient) return;
+  if (!is_loss && !step.output->gradient_written) {
+    throw std::logic_error("no gradient reached layer '" + layer.name() + "'");
+  }
+  LayerArgs& a = step.args;
+  a.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step.id)};
+
+  if (layer.needs_input_gradient) {
+    std::vector<Slot*> summed;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      Slot* in = step.inputs[i];
+      a.diff_inputs[i] = nullptr;
+      if (!in->needs_gradient) continue;
+      if (in->gradient_written) {
+        if (in->scratch.empty()) in->scratch = backend_.allocate(in->value.desc());
+        a.diff_inputs[i] = &in->scratch;
+        summed.push_back(in);
+      } else {
+        a.diff_inputs[i] = &in->gradient;
+      }
+    }
+    timed(&times_.backward_data, step.id, [&] { step.runner->backward_data(a); });
+    for (Slot* in : summed) backend_.add_into(in->gradient, in->scratch);
+    for (Slot* in : step.inputs) in->gradient_written = in->gradient_written || in->needs_gradient;
+  }
+
+  if (step.weight != nullptr || step.bias != nullptr) {
+    const auto target = [&](Parameter* p, Tensor& scratch) -> Tensor* {
+      if (p == nullptr) return nullptr;
+      if (!accumulate) return p->gradient;
+      if (scratch.empty()) scratch = backend_.allocate(p->gradient->desc());
+      return &scratch;
+    };
+    a.diff_weights = target(step.weight, step.weight_scratch);
+    a.diff_bias = target(step.bias, step.bias_scratch);
+    timed(&times_.backward_weight, step.id, [&] { step.runner->backward_weight(a); });
+    if (accumulate) {
+      if (step.weight != nullptr) backend_.add_into(*step.weight->gradient, step.weight_scratch);
+      if (step.bias != nullptr) backend_.add_into(*step.bias->gradient, step.bias_scratch);
+    }
   }
 }
 
@@ -263,56 +324,6 @@ float Network::loss() {
   float value = 0.0F;
   backend_.copy_to_host(loss_, std::span<float>(&value, 1));
   return value;
-}
-
-void Network::backward(const StepContext& context, bool accumulate) {
-  for (auto& [id, slot] : slots_) slot->gradient_written = slot->boundary_output;
-  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
-    Step& step = **it;
-    const Layer& layer = step.runner->layer();
-    const bool is_loss = layer.kind() == LayerKind::softmax_cross_entropy;
-    if (!is_loss && !step.output->needs_gradient) continue;
-    if (!is_loss && !step.output->gradient_written) {
-      throw std::logic_error("no gradient reached layer '" + layer.name() + "'");
-    }
-    LayerArgs& a = step.args;
-    a.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step.id)};
-
-    if (layer.needs_input_gradient) {
-      std::vector<Slot*> summed;
-      for (size_t i = 0; i < step.inputs.size(); ++i) {
-        Slot* in = step.inputs[i];
-        a.diff_inputs[i] = nullptr;
-        if (!in->needs_gradient) continue;
-        if (in->gradient_written) {
-          if (in->scratch.empty()) in->scratch = backend_.allocate(in->value.desc());
-          a.diff_inputs[i] = &in->scratch;
-          summed.push_back(in);
-        } else {
-          a.diff_inputs[i] = &in->gradient;
-        }
-      }
-      timed(&times_.backward_data, step.id, [&] { step.runner->backward_data(a); });
-      for (Slot* in : summed) backend_.add_into(in->gradient, in->scratch);
-      for (Slot* in : step.inputs) in->gradient_written = in->gradient_written || in->needs_gradient;
-    }
-
-    if (step.weight != nullptr || step.bias != nullptr) {
-      const auto target = [&](Parameter* p, Tensor& scratch) -> Tensor* {
-        if (p == nullptr) return nullptr;
-        if (!accumulate) return p->gradient;
-        if (scratch.empty()) scratch = backend_.allocate(p->gradient->desc());
-        return &scratch;
-      };
-      a.diff_weights = target(step.weight, step.weight_scratch);
-      a.diff_bias = target(step.bias, step.bias_scratch);
-      timed(&times_.backward_weight, step.id, [&] { step.runner->backward_weight(a); });
-      if (accumulate) {
-        if (step.weight != nullptr) backend_.add_into(*step.weight->gradient, step.weight_scratch);
-        if (step.bias != nullptr) backend_.add_into(*step.bias->gradient, step.bias_scratch);
-      }
-    }
-  }
 }
 
 std::vector<Network::Parameter*> Network::parameters_of(LayerId id) {

@@ -99,6 +99,15 @@ class Network {
   // replace them.
   void backward(const StepContext& context, bool accumulate = false);
 
+  // The same work one layer at a time, for callers that communicate between layers (the real
+  // cluster waits for a layer's pulled parameters just before its forward, and sends its
+  // gradients as soon as its backward is done). forward() is forward_layer() over the range in id
+  // order; backward() is begin_backward() then backward_layer() in reverse id order, and callers
+  // stepping by hand must keep those orders. Throws std::out_of_range for a layer not in range.
+  void forward_layer(LayerId id, const StepContext& context);
+  void begin_backward();
+  void backward_layer(LayerId id, const StepContext& context, bool accumulate = false);
+
   // Per-layer pass times of the last forward and backward, indexed by id - first(), when timing
   // is on (each pass is then timed alone, waiting for the device after it; off by default).
   struct LayerTimes {
