@@ -543,17 +543,15 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   }
   p.fitted = fit_rates(points, launch);
   // The datasheet fallback of a measured profile, for kinds no calibrated model contains: the
-  // convolutions' and FC layers' fitted FLOP rate (the dense-arithmetic ceiling; single best
-  // points are not, they include cache effects and noise), and the streaming bandwidth of the
-  // gradient sum, which reads kSumBuffers buffers and writes one, all far larger than caches.
+  // convolutions' fitted FLOP rate (the dense-arithmetic rate that binds them; an FC layer at a
+  // small batch is bound by its weights' bytes, and single best points include cache effects and
+  // noise), else the first fitted kind's; and the streaming bandwidth of the gradient sum, which
+  // reads kSumBuffers buffers and writes one, all far larger than caches.
   double peak = 0.0;
-  for (const LayerKind kind : {LayerKind::conv2d, LayerKind::fully_connected}) {
-    if (const auto it = p.fitted.find(kind); it != p.fitted.end()) {
-      peak = std::max(peak, it->second.flops.value());
-    }
-  }
-  for (const auto& [kind, rates] : p.fitted) {
-    if (peak <= 0.0) peak = std::max(peak, rates.flops.value());
+  if (const auto conv = p.fitted.find(LayerKind::conv2d); conv != p.fitted.end()) {
+    peak = conv->second.flops.value();
+  } else if (!p.fitted.empty()) {
+    peak = p.fitted.begin()->second.flops.value();
   }
   p.peak_flops = FlopsPerSecond(peak > 0.0 ? peak : 1e9);
   p.default_efficiency = 1.0;
