@@ -37,7 +37,7 @@ TEST(DeviceProfile, MeasuredFieldsRoundTrip) {
   p.fitted[LayerKind::conv2d] = {FlopsPerSecond(1.1e11), BytesPerSecond(2e10)};
   p.fitted_launch_overhead = Seconds(3e-6);
   p.end_to_end.push_back({"vgg16", 8, Seconds(4.0), Seconds(3.9)});
-  p.provenance["threads"] = "2";
+  p.provenance.emplace("threads", std::string(1, '2'));
   EXPECT_EQ(parse_device_profile(device_profile_to_json(p), "", "x"), p);
 }
 
