@@ -12,7 +12,7 @@ ParameterShard::ParameterShard(StrategyContext& context, int64_t shard)
   const auto workers = static_cast<size_t>(ctx_.workers());
   std::vector<Variable*> by_plan_index(ctx_.shards.variables.size(), nullptr);
   for (size_t i = 0; i < ctx_.shards.variables.size(); ++i) {
-    const cluster::Variable& v = ctx_.shards.variables[i];
+    const ralp::Variable& v = ctx_.shards.variables[i];
     if (v.shard != shard) continue;
     auto var = std::make_unique<Variable>();
     var->plan_index = i;

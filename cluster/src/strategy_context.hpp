@@ -11,7 +11,7 @@
 #include "ralp/cluster/measurement.hpp"
 #include "ralp/cluster/phase_clock.hpp"
 #include "ralp/cluster/run_cluster.hpp"
-#include "ralp/cluster/sharding.hpp"
+#include "ralp/core/sharding.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/kernels/backend.hpp"
 #include "transport.hpp"

@@ -30,10 +30,15 @@ std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile) {
 }
 
 ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t batch) {
+  return model_cost(graph, model, batch, 0, graph.size());
+}
+
+ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t batch, LayerId first,
+                     LayerId last) {
   ModelCost out;
-  out.layers.reserve(graph.size());
-  for (const Layer& layer : graph.layers()) {
-    const LayerCost cost = model.estimate(make_layer_key(layer, batch));
+  out.layers.reserve(last - first);
+  for (LayerId id = first; id < last; ++id) {
+    const LayerCost cost = model.estimate(make_layer_key(graph.layer(id), batch));
     out.forward += cost.forward;
     out.backward += cost.backward();
     const bool has_work = cost.forward.value() > 0.0 || cost.backward().value() > 0.0;

@@ -18,35 +18,14 @@ constexpr double kTopkIndexBytesPerValue = 4.0;
 
 ComputeSources sources_of(const DeviceProfile& profile, const CostModel& model,
                           const LayerGraph& graph, LayerId first, LayerId last, int64_t batch) {
-  ComputeSources s;
-  s.profile = profile.name;
-  s.profile_source = std::string(to_string(profile.source));
-  s.cost_model = model.describe();
-  for (LayerId id = first; id < last; ++id) {
-    const LayerCost cost = model.estimate(make_layer_key(graph.layer(id), batch));
-    if (cost.forward.value() <= 0.0 && cost.backward().value() <= 0.0) continue;
-    switch (cost.source) {
-      case CostSource::measured:
-        ++s.measured;
-        break;
-      case CostSource::fitted:
-        ++s.fitted;
-        break;
-      case CostSource::datasheet:
-        ++s.datasheet;
-        break;
-    }
-  }
-  return s;
+  const ModelCost cost = model_cost(graph, model, batch, first, last);
+  return {profile.name,   std::string(to_string(profile.source)), model.describe(),
+          cost.measured, cost.fitted,                             cost.datasheet};
 }
 
 Seconds head_time(const LayerGraph& graph, const CostModel& model, LayerId first, int64_t batch) {
-  Seconds total;
-  for (LayerId id = first; id < graph.size(); ++id) {
-    const LayerCost cost = model.estimate(make_layer_key(graph.layer(id), batch));
-    total += cost.forward + cost.backward();
-  }
-  return total;
+  const ModelCost cost = model_cost(graph, model, batch, first, graph.size());
+  return cost.forward + cost.backward;
 }
 
 int64_t whole_bytes(Bytes b) { return static_cast<int64_t>(std::llround(b.value())); }
@@ -76,29 +55,6 @@ int64_t StepPlan::compressed(int64_t bytes) const {
   return bytes;
 }
 
-std::vector<int64_t> assign_shards(const LayerGraph& graph, LayerId tail_end, int64_t shards,
-                                   ShardPlacement placement) {
-  std::vector<int64_t> out;
-  std::vector<double> load(static_cast<size_t>(shards), 0.0);
-  int64_t next = 0;
-  const auto place = [&](Bytes bytes) {
-    int64_t shard = 0;
-    if (placement == ShardPlacement::round_robin) {
-      shard = next++ % shards;
-    } else {
-      shard = std::min_element(load.begin(), load.end()) - load.begin();
-    }
-    load[static_cast<size_t>(shard)] += bytes.value();
-    out.push_back(shard);
-  };
-  for (LayerId id = 0; id < tail_end; ++id) {
-    const Layer& layer = graph.layer(id);
-    if (layer.weight_params > 0) place(layer.weight_bytes());
-    if (layer.bias_params > 0) place(layer.bias_bytes());
-  }
-  return out;
-}
-
 StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
                         std::optional<LayerId> cut) {
   const LayerGraph& graph = scenario.model;
@@ -126,24 +82,8 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
 
   plan.groups_by_layer.resize(plan.tail_end);
   if (plan.uses_shards()) {
-    const auto shards = assign_shards(graph, plan.tail_end, plan.shards, strategy.sharding);
-    size_t variable = 0;
-    for (LayerId id = 0; id < plan.tail_end; ++id) {
-      const Layer& layer = graph.layer(id);
-      const auto add = [&](Bytes bytes) {
-        const int64_t shard = shards[variable++];
-        auto& groups = plan.groups_by_layer[id];
-        const auto same = std::find_if(groups.begin(), groups.end(),
-                                       [shard](const VariableGroup& g) { return g.shard == shard; });
-        if (same != groups.end()) {
-          same->bytes += whole_bytes(bytes);
-        } else {
-          groups.push_back({id, shard, whole_bytes(bytes)});
-        }
-      };
-      if (layer.weight_params > 0) add(layer.weight_bytes());
-      if (layer.bias_params > 0) add(layer.bias_bytes());
-    }
+    const ShardPlan shards = make_shard_plan(graph, plan.tail_end, plan.shards, strategy.sharding);
+    for (const VariableGroup& g : shards.groups) plan.groups_by_layer[g.layer].push_back(g);
   }
   for (LayerId id = 0; id < plan.tail_end; ++id) {
     const Layer& layer = graph.layer(id);

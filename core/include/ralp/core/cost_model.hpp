@@ -62,5 +62,8 @@ struct ModelCost {
 };
 
 ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t batch);
+// The same for layers [first, last) only (a worker's tail, a PS's head); `layers` holds those.
+ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t batch, LayerId first,
+                     LayerId last);
 
 }  // namespace ralp

@@ -10,17 +10,9 @@
 
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/sharding.hpp"
 
 namespace ralp::sim {
-
-// The variables of one layer that live on one PS shard; they travel as one message (a pull before
-// the layer's forward, a push as soon as its backward produced the gradients).
-struct VariableGroup {
-  LayerId layer = 0;
-  int64_t shard = 0;
-  int64_t bytes = 0;
-  friend bool operator==(const VariableGroup&, const VariableGroup&) = default;
-};
 
 // One gradient tensor for ring all-reduce (a weight or a bias).
 struct Tensor {
@@ -58,7 +50,9 @@ struct StepPlan {
   std::optional<LayerId> cut;  // first head layer (ralp, hybrid)
   std::vector<std::string> layer_names;
   std::vector<LayerTimes> worker;  // one per tail layer
-  // ps, ralp: the tail's variables on shards; groups_by_layer[l] lists layer l's messages.
+  // ps, ralp: the tail's variables on shards (core/sharding.hpp); groups_by_layer[l] lists layer
+  // l's messages, each one layer's variables on one shard: a pull before the layer's forward, a
+  // push as soon as its backward produced the gradients.
   std::vector<std::vector<VariableGroup>> groups_by_layer;
   // allreduce, hybrid: the tail's gradient tensors in model order.
   std::vector<Tensor> tensors;
@@ -106,11 +100,5 @@ inline constexpr int64_t kLabelBytes = 4;
 // and allreduce). Throws std::invalid_argument when a ralp/hybrid plan has no cut.
 StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
                         std::optional<LayerId> cut);
-
-// Shards of the variables (weights and biases separately, in model order) of layers
-// [0, tail_end): round-robin as TensorFlow's default device setter, or greedy by bytes (each
-// variable to the least-loaded shard so far, ties to the lowest index).
-std::vector<int64_t> assign_shards(const LayerGraph& graph, LayerId tail_end, int64_t shards,
-                                   ShardPlacement placement);
 
 }  // namespace ralp::sim

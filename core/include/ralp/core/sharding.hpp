@@ -1,7 +1,6 @@
 // Variables (each layer's weight and bias separately) and the parameter-server shard each lives
 // on, with the messages they travel in: a layer's variables on one shard move as one message.
-// The rule is the simulator's (DESIGN.md section 4), re-implemented here because cluster may not
-// link sim; tests/cluster checks it against hand-worked cases.
+// The simulator and the real cluster both place variables with it (DESIGN.md section 4).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +9,7 @@
 #include "ralp/core/layer_graph.hpp"
 #include "ralp/core/scenario.hpp"
 
-namespace ralp::cluster {
+namespace ralp {
 
 // Shards of the variables of layers [0, tail_end), in model order (per layer: weight, then bias).
 // round_robin: variable i goes to shard i mod shards (TensorFlow's default device setter).
@@ -48,4 +47,4 @@ struct ShardPlan {
 ShardPlan make_shard_plan(const LayerGraph& graph, LayerId tail_end, int64_t shards,
                           ShardPlacement placement);
 
-}  // namespace ralp::cluster
+}  // namespace ralp

@@ -1,10 +1,10 @@
 // Variable placement on parameter-server shards.
-#include "ralp/cluster/sharding.hpp"
+#include "ralp/core/sharding.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace ralp::cluster {
+namespace ralp {
 
 std::vector<int64_t> assign_shards(const LayerGraph& graph, LayerId tail_end, int64_t shards,
                                    ShardPlacement placement) {
@@ -77,4 +77,4 @@ ShardPlan make_shard_plan(const LayerGraph& graph, LayerId tail_end, int64_t sha
   return plan;
 }
 
-}  // namespace ralp::cluster
+}  // namespace ralp
