@@ -48,6 +48,19 @@ class CpuRunner : public LayerRunner {
     p.execute(backend_.stream(), args);
     backend_.stream().wait();
   }
+  // Runs a primitive that reads every input (DNNL_ARG_MULTIPLE_SRC + i) into one output: concat
+  // and sum.
+  void run_on_inputs(const dnnl::primitive& p, std::vector<memory>& inputs, memory& output,
+                     const LayerArgs& args) {
+    std::unordered_map<int, memory> m;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      bind(inputs[i], args.inputs.at(i));
+      m.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), inputs[i]);
+    }
+    bind(output, args.output);
+    m.emplace(DNNL_ARG_DST, output);
+    run(p, m);
+  }
   [[nodiscard]] memory owned(const memory::desc& md) const { return memory(md, engine()); }
   [[nodiscard]] memory unbound(const memory::desc& md) const { return unbound_memory(md, engine()); }
   void need_input_gradient() const {
@@ -687,14 +700,7 @@ class ConcatRunner final : public CpuRunner {
 
   void forward(const LayerArgs& args) override {
     backend_.activate();
-    std::unordered_map<int, memory> m;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      bind(inputs_[i], args.inputs.at(i));
-      m.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), inputs_[i]);
-    }
-    bind(output_, args.output);
-    m.emplace(DNNL_ARG_DST, output_);
-    run(forward_, m);
+    run_on_inputs(forward_, inputs_, output_, args);
   }
 
   void backward_data(const LayerArgs& args) override {
@@ -730,14 +736,7 @@ class AddRunner final : public CpuRunner {
 
   void forward(const LayerArgs& args) override {
     backend_.activate();
-    std::unordered_map<int, memory> m;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      bind(inputs_[i], args.inputs.at(i));
-      m.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), inputs_[i]);
-    }
-    bind(output_, args.output);
-    m.emplace(DNNL_ARG_DST, output_);
-    run(forward_, m);
+    run_on_inputs(forward_, inputs_, output_, args);
   }
 
   void backward_data(const LayerArgs& args) override {
