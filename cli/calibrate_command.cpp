@@ -112,6 +112,7 @@ int run(const CalibrateOptions& o, const std::string& command) {
   }
   if (!(o.min_time > 0.0)) throw InputError(kCommand, "--min-time", "must be > 0 seconds");
   backend_options.threads = o.threads;
+  check_output_path("--out", o.out);
 
   auto selection = kernels::select_backend(backend_options);
   if (!selection.note.empty()) std::cerr << selection.note << '\n';

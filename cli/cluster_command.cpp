@@ -128,6 +128,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
       cluster::ClusterOptions run_options;
       try {
         scenario.emplace(load_scenario(options->scenario));
+        check_output_path("--json", options->json);
         if (!options->strategy.empty()) run_options.strategy = options->strategy;
         if (!options->cut.empty()) run_options.cut = options->cut;
         if (options->steps > 0) run_options.steps = options->steps;

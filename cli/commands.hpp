@@ -33,4 +33,8 @@ LayerGraph resolve_model(const std::string& name_or_file);
 // path when it cannot be written.
 void write_output(const std::string& path, const std::string& text);
 
+// Checks, before long work starts, that `path` (given with `option`) can be written: its folder
+// exists and is writable. Throws InputError naming the option otherwise; "-" and "" pass.
+void check_output_path(const std::string& option, const std::string& path);
+
 }  // namespace ralp::cli

@@ -1,6 +1,9 @@
 // ralp: predicts, and checks against real runs, CNN training step times under parameter-server,
 // RALP, ring all-reduce and hybrid strategies. This file turns subcommands into exit statuses.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -30,6 +33,21 @@ void write_output(const std::string& path, const std::string& text) {
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
     throw std::runtime_error("cannot write " + path);
+  }
+}
+
+void check_output_path(const std::string& option, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw ralp::InputError(option, "", "names " + path + ", whose folder " + folder.string() +
+                                           " does not exist");
+  }
+  if (access(folder.c_str(), W_OK) != 0) {
+    throw ralp::InputError(option, "", "names " + path + ", whose folder " + folder.string() +
+                                           " is not writable");
   }
 }
 

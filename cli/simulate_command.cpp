@@ -108,6 +108,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->callback([&action, options] {
     action = [options] {
       const Scenario scenario = load_scenario(options->scenario);
+      check_output_path("--json", options->json);
+      check_output_path("--csv", options->csv);
+      check_output_path("--trace", options->trace);
       sim::SimulateOptions sim_options;
       sim_options.jobs = options->jobs;
       sim_options.keep_timeline = !options->trace.empty();

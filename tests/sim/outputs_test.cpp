@@ -99,3 +99,19 @@ TEST(Outputs, BadScenarioExitsTwo) {
 
 }  // namespace
 }  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(Outputs, UnwritableOutputStopsBeforeSimulating) {
+  const auto result = testing::run_command(testing::ralp_binary() + " simulate " + kScenario +
+                                           " --json /nonexistent-folder/r.json");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err,
+            "error: --json: names /nonexistent-folder/r.json, whose folder /nonexistent-folder "
+            "does not exist\n");
+  EXPECT_EQ(result.out, "");
+}
+
+}  // namespace
+}  // namespace ralp
