@@ -1,10 +1,26 @@
 // Tensors, runner descriptions and backend selection: the parts every backend shares.
 #include "ralp/kernels/backend.hpp"
+#include "tensor_checks.hpp"
 
 #include <sstream>
 #include <stdexcept>
 
 namespace ralp::kernels {
+
+void check_same_size(const Tensor& a, const Tensor& b, const char* what) {
+  if (a.elements() != b.elements()) {
+    throw std::invalid_argument(std::string(what) + ": tensors of " + a.desc().to_string() +
+                                " and " + b.desc().to_string());
+  }
+}
+
+void check_span(const Tensor& t, size_t size) {
+  if (static_cast<int64_t>(size) != t.elements()) {
+    throw std::invalid_argument("host copy of " + std::to_string(size) + " values into " +
+                                t.desc().to_string());
+  }
+}
+
 
 std::string_view to_string(BackendKind kind) { return kind == BackendKind::cpu ? "cpu" : "cuda"; }
 

@@ -3,6 +3,7 @@
 // spin after each call and, on the same cores, slowed the next oneDNN primitive by an order of
 // magnitude; its GEMM was also slower than oneDNN's inner product for FC layers (see bench/).
 #include "cpu/cpu_backend.hpp"
+#include "../tensor_checks.hpp"
 
 #include <omp.h>
 
@@ -67,20 +68,6 @@ std::string read_cpu_model() {
   if (name.empty()) return "unknown CPU";
   if (family.empty()) return name;
   return name + " (family " + family + ", model " + model + ")";
-}
-
-void check_same_size(const Tensor& a, const Tensor& b, const char* what) {
-  if (a.elements() != b.elements()) {
-    throw std::invalid_argument(std::string(what) + ": tensors of " + a.desc().to_string() +
-                                " and " + b.desc().to_string());
-  }
-}
-
-void check_span(const Tensor& t, size_t size) {
-  if (static_cast<int64_t>(size) != t.elements()) {
-    throw std::invalid_argument("host copy of " + std::to_string(size) + " values into " +
-                                t.desc().to_string());
-  }
 }
 
 }  // namespace

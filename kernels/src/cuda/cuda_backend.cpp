@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/cuda_elementwise.hpp"
+#include "../tensor_checks.hpp"
 
 namespace ralp::kernels::cuda {
 namespace {
@@ -47,20 +48,6 @@ class EventTimer final : public DeviceTimer {
   cudaStream_t stream_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
-
-void check_same_size(const Tensor& a, const Tensor& b, const char* what) {
-  if (a.elements() != b.elements()) {
-    throw std::invalid_argument(std::string(what) + ": tensors of " + a.desc().to_string() +
-                                " and " + b.desc().to_string());
-  }
-}
-
-void check_span(const Tensor& t, size_t size) {
-  if (static_cast<int64_t>(size) != t.elements()) {
-    throw std::invalid_argument("host copy of " + std::to_string(size) + " values into " +
-                                t.desc().to_string());
-  }
-}
 
 std::string version_string(int v) {
   // CUDA encodes 13.0 as 13000, cuDNN 9.19.0 as 91900.
