@@ -63,14 +63,14 @@ int main(int argc, char** argv) {
       const auto cut = strategy.kind == ralp::StrategyKind::ralp ? s.model.find("fc6")
                                                                  : std::nullopt;
       const auto start = std::chrono::steady_clock::now();
-      const auto r = ralp::sim::simulate_isolated(s, strategy, cut, false);
+      const auto r = ralp::sim::simulate_isolated(s, strategy, cut, {});
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                               .count() / static_cast<double>(steps + 1);
       if (strategy.label == "allreduce") coalesced = wall;
       char ratio[32] = "";
       if (strategy.label == "allreduce-message") std::snprintf(ratio, sizeof ratio, "%.1fx", wall / coalesced);
       std::printf("%8d  %-18s  %14.3f  %14.3f s  %10s\n", workers, strategy.label.c_str(), wall,
-                  r.step_time_s, ratio);
+                  r.step_time_mean_s, ratio);
       std::fflush(stdout);
     }
   }

@@ -9,6 +9,9 @@
 #include "commands.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/scenario.hpp"
+#ifdef RALP_HAVE_SIM
+#include "ralp/sim/simulate.hpp"
+#endif
 #include "text_table.hpp"
 
 namespace ralp::cli {
@@ -24,6 +27,7 @@ struct ClusterCommandOptions {
   std::string allreduce = "ring";
   std::string device = "auto";
   std::string dump_parameters;
+  bool messages = false;
   bool quiet = false;
 };
 
@@ -56,7 +60,7 @@ void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
   for (const auto& r : run.results) {
     const auto& m = r.worker_mean;
     table.add_row(
-        {r.label, r.cut.value_or("-"), seconds(r.step_time_s), seconds(r.step_time_spread_s),
+        {r.label, r.cut.value_or("-"), seconds(r.step_time_median_s), seconds(r.step_time_spread_s),
          fixed(r.images_per_s, 1), in_out(r, "ps-0"), in_out(r, "worker-0"),
          seconds(m.compute) + " / " + seconds(m.communication) + " / " + seconds(m.waiting),
          fixed(r.loss.front(), 4) + " -> " + fixed(r.loss.back(), 4)});
@@ -65,26 +69,37 @@ void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
   std::cout << "Step time: median over the measured steps, spread: their interquartile range. "
                "Traffic is per step; compute / comm / wait is a worker's mean per step.\n\n";
 
-  TextTable phases({{"strategy", TextTable::Align::left},
+  TextTable splits({{"strategy", TextTable::Align::left},
                     {"rank", TextTable::Align::left},
                     {"compute"},
-                    {"send"},
-                    {"receive"},
+                    {"communication"},
                     {"waiting"},
-                    {"aggregation"},
                     {"bytes in / out"}});
   for (const auto& r : run.results) {
-    for (size_t i = 0; i < r.ranks.size(); ++i) {
-      const auto& p = r.ranks[i];
-      using cluster::Phase;
-      phases.add_row({i == 0 ? r.label : "", p.name, seconds(p.mean[Phase::compute]),
-                      seconds(p.mean[Phase::send]), seconds(p.mean[Phase::receive]),
-                      seconds(p.mean[Phase::waiting]), seconds(p.mean[Phase::aggregation]),
-                      in_out(r, p.name)});
+    for (size_t i = 0; i < r.splits.size(); ++i) {
+      const TimeSplit& p = r.splits[i];
+      splits.add_row({i == 0 ? r.label : "", r.hosts[i].name, seconds(p.compute),
+                      seconds(p.communication), seconds(p.waiting),
+                      in_out(r, r.hosts[i].name)});
     }
   }
-  phases.print(std::cout);
-  std::cout << "Per rank and step, mean over the measured steps.\n";
+  splits.print(std::cout);
+  std::cout << "Per rank and step, mean over the measured steps: computing, communicating (a "
+               "transfer of its own in flight, not computing), waiting (neither).\n";
+}
+
+// Cut "auto" is resolved by the simulator's search, as `ralp simulate` resolves it.
+cluster::CutResolver auto_cut_resolver(const Scenario& scenario) {
+#ifdef RALP_HAVE_SIM
+  return [&scenario](const StrategySpec& spec) {
+    Scenario one = scenario;
+    one.strategies = {spec};
+    return sim::resolve_cuts(one, {}).front().cut;
+  };
+#else
+  (void)scenario;
+  return {};
+#endif
 }
 
 }  // namespace
@@ -116,12 +131,16 @@ void add_cluster_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   // A testing aid: each strategy's final parameters, for the equivalence test.
   cmd->add_option("--dump-parameters", options->dump_parameters)->group("");
+  // A testing aid: every host's sent messages of the last step in the JSON, to compare with the
+  // schedule and the simulator.
+  cmd->add_flag("--messages", options->messages)->group("");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([&action, options] {
     action = [options] {
-      cluster::MpiSession session;
-      // Every rank reads and checks the scenario on its own; they agree before any training
-      // message, so a bad scenario stops every rank with its message and status 2.
+      // Every rank reads and checks the scenario on its own, and resolves cut "auto" with the
+      // simulator's search (before MPI starts: the search runs in child processes); they agree
+      // before any training message, so a bad scenario stops every rank with its message and
+      // status 2.
       std::optional<InputError> problem;
       std::optional<Scenario> scenario;
       std::vector<cluster::PlannedStrategy> strategies;
@@ -147,11 +166,21 @@ void add_cluster_command(CLI::App& app, Action& action) {
                              : options->device == "cuda" ? cluster::ClusterDevice::cuda
                                                          : cluster::ClusterDevice::automatic;
         run_options.dump_parameters = options->dump_parameters;
+        run_options.keep_messages = options->messages;
         run_options.fault = cluster::fault_from_environment();
-        strategies = cluster::plan_strategies(*scenario, run_options);
-        cluster::check_world_size(*scenario, session.size());
+        strategies = cluster::plan_strategies(*scenario, run_options, auto_cut_resolver(*scenario));
       } catch (const InputError& e) {
         problem = e;
+      } catch (const std::exception& e) {
+        problem = InputError(options->scenario, "", std::string("resolving cut \"auto\": ") + e.what());
+      }
+      cluster::MpiSession session;
+      if (!problem) {
+        try {
+          cluster::check_world_size(*scenario, session.size());
+        } catch (const InputError& e) {
+          problem = e;
+        }
       }
       if (!session.all_ranks_ready(!problem)) {
         // One write per message, so that the ranks' lines do not interleave.

@@ -20,6 +20,7 @@ struct SimulateOptions {
   std::string csv;
   std::string trace;
   int jobs = 0;
+  bool messages = false;
   bool quiet = false;
 };
 
@@ -63,7 +64,7 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
                    {"compute / comm / wait"}});
   for (const auto& r : result.results) {
     const auto& m = r.worker_mean;
-    table.add_row({r.label, r.cut.value_or("-"), format_seconds(Seconds(r.step_time_s)),
+    table.add_row({r.label, r.cut.value_or("-"), format_seconds(Seconds(r.step_time_mean_s)),
                    fixed(r.images_per_s, 1), speedup(r.speedup_vs_ps),
                    speedup(r.speedup_vs_allreduce), in_out(r, "ps-0"), in_out(r, "worker-0"),
                    r.links.empty() ? "-" : r.links[0].name,
@@ -105,6 +106,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "Simulations run at once, each in its own process (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  // A testing aid: every host's sent messages of the last step in the JSON, to compare with the
+  // schedule and the real cluster.
+  cmd->add_flag("--messages", options->messages)->group("");
   cmd->callback([&action, options] {
     action = [options] {
       const Scenario scenario = load_scenario(options->scenario);
@@ -114,6 +118,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       sim::SimulateOptions sim_options;
       sim_options.jobs = options->jobs;
       sim_options.keep_timeline = !options->trace.empty();
+      sim_options.keep_messages = options->messages;
       if (!options->quiet && isatty(STDERR_FILENO)) {
         sim_options.progress = [](const std::string& line) { std::cerr << "\r" << line << "\033[K"; };
       }

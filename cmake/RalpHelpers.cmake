@@ -5,9 +5,10 @@
 set(RALP_PARTS_ALLOWED_core "")
 set(RALP_PARTS_ALLOWED_kernels "core")
 set(RALP_PARTS_ALLOWED_calibrate "core;kernels")
-set(RALP_PARTS_ALLOWED_sim "core")
-set(RALP_PARTS_ALLOWED_placement "core;sim")
-set(RALP_PARTS_ALLOWED_cluster "core;kernels")
+set(RALP_PARTS_ALLOWED_schedule "core")
+set(RALP_PARTS_ALLOWED_sim "core;schedule")
+set(RALP_PARTS_ALLOWED_placement "core;schedule;sim")
+set(RALP_PARTS_ALLOWED_cluster "core;schedule;kernels")
 
 set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
 

@@ -5,57 +5,23 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace ralp::cluster {
-namespace {
-
-// Quantile q of sorted values, interpolating linearly between neighbours.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  const double fraction = position - static_cast<double>(below);
-  return sorted[below] + fraction * (sorted[above] - sorted[below]);
-}
-
-Json phases_json(const PhaseTimes& t) {
-  Json j = Json::object();
-  for (size_t i = 0; i < kPhaseCount; ++i) {
-    j[std::string(to_string(static_cast<Phase>(i))) + "_s"] = t.seconds[i];
-  }
-  return j;
-}
-
-Json split_json(const WorkerSplit& s) {
-  return {{"compute_s", s.compute}, {"communication_s", s.communication}, {"waiting_s", s.waiting}};
-}
-
-}  // namespace
-
-double median(std::vector<double> values) {
-  if (values.empty()) throw std::invalid_argument("median of no values");
-  std::sort(values.begin(), values.end());
-  return quantile(values, 0.5);
-}
-
-double interquartile_range(std::vector<double> values) {
-  if (values.empty()) throw std::invalid_argument("interquartile range of no values");
-  std::sort(values.begin(), values.end());
-  return quantile(values, 0.75) - quantile(values, 0.25);
-}
 
 Json to_json(const RankRecord& r) {
-  Json phases = Json::array();
-  for (const PhaseTimes& p : r.phases)
-    phases.push_back(std::vector<double>(std::begin(p.seconds), std::end(p.seconds)));
+  Json intervals = Json::array();
+  for (const BusyInterval& b : r.intervals) intervals.push_back({b.start, b.end, b.step, b.compute});
   Json parts = Json::array();
   for (const auto& p : r.part_done) parts.push_back(p ? Json(*p) : Json(nullptr));
   Json losses = Json::array();
   for (const LossSample& l : r.losses) losses.push_back({l.step, l.worker, l.loss});
-  return {{"name", r.name},         {"start", r.start},         {"phases", phases},
+  Json sent = Json::array();
+  for (const SentMessage& m : r.sent) sent.push_back({m.kind, m.peer, m.item, m.payload_bytes});
+  return {{"name", r.name},         {"start", r.start},         {"intervals", intervals},
           {"bytes_in", r.bytes_in}, {"bytes_out", r.bytes_out}, {"part_done", parts},
-          {"losses", losses}};
+          {"losses", losses},       {"sent", sent}};
 }
 
 RankRecord rank_record_from_json(const Json& j) {
@@ -63,12 +29,9 @@ RankRecord rank_record_from_json(const Json& j) {
     RankRecord r;
     r.name = j.at("name").get<std::string>();
     r.start = j.at("start").get<double>();
-    for (const auto& p : j.at("phases")) {
-      PhaseTimes t;
-      const auto values = p.get<std::vector<double>>();
-      if (values.size() != kPhaseCount) throw std::runtime_error("phases of a step");
-      std::copy(values.begin(), values.end(), std::begin(t.seconds));
-      r.phases.push_back(t);
+    for (const auto& b : j.at("intervals")) {
+      r.intervals.push_back({b.at(0).get<double>(), b.at(1).get<double>(),
+                             b.at(2).get<int64_t>(), b.at(3).get<bool>()});
     }
     r.bytes_in = j.at("bytes_in").get<std::vector<double>>();
     r.bytes_out = j.at("bytes_out").get<std::vector<double>>();
@@ -77,6 +40,10 @@ RankRecord rank_record_from_json(const Json& j) {
     }
     for (const auto& l : j.at("losses")) {
       r.losses.push_back({l.at(0).get<int64_t>(), l.at(1).get<int64_t>(), l.at(2).get<double>()});
+    }
+    for (const auto& m : j.at("sent")) {
+      r.sent.push_back({m.at(0).get<std::string>(), m.at(1).get<std::string>(),
+                        m.at(2).get<int64_t>(), m.at(3).get<int64_t>()});
     }
     return r;
   } catch (const std::exception& e) {
@@ -87,10 +54,9 @@ RankRecord rank_record_from_json(const Json& j) {
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,
                          int64_t warmup_steps, int64_t batch_per_worker) {
   if (records.empty()) throw std::invalid_argument("no rank records");
-  const size_t steps = records.front().phases.size();
+  const size_t steps = records.front().part_done.size();
   for (const RankRecord& r : records) {
-    if (r.phases.size() != steps || r.bytes_in.size() != steps || r.bytes_out.size() != steps ||
-        r.part_done.size() != steps) {
+    if (r.bytes_in.size() != steps || r.bytes_out.size() != steps || r.part_done.size() != steps) {
       throw std::invalid_argument("rank records of different lengths");
     }
   }
@@ -103,9 +69,11 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
   const int64_t workers = static_cast<int64_t>(records.size()) - parameter_servers;
 
   MeasuredResult out;
-  out.warmup_steps = warmup_steps;
-  double previous = -std::numeric_limits<double>::infinity();
-  for (const RankRecord& r : records) previous = std::max(previous, r.start);
+  double start = -std::numeric_limits<double>::infinity();
+  for (const RankRecord& r : records) start = std::max(start, r.start);
+  std::vector<double> ends;
+  std::vector<double> times;
+  double previous = start;
   for (size_t k = 0; k < steps; ++k) {
     double boundary = -std::numeric_limits<double>::infinity();
     for (const RankRecord& r : records) {
@@ -114,39 +82,33 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
     if (!std::isfinite(boundary)) {
       throw std::invalid_argument("no rank finished a part of step " + std::to_string(k));
     }
-    out.step_times.push_back(boundary - previous);
+    times.push_back(boundary - previous);
+    ends.push_back(boundary);
     previous = boundary;
   }
-  const std::vector<double> measured_times(out.step_times.begin() + warmup_steps,
-                                           out.step_times.end());
-  out.step_time_s = median(measured_times);
-  out.step_time_spread_s = interquartile_range(measured_times);
-  out.images_per_s = static_cast<double>(workers * batch_per_worker) / out.step_time_s;
+  set_step_times(out, std::move(times), warmup_steps, workers * batch_per_worker);
 
   for (size_t i = 0; i < records.size(); ++i) {
     const RankRecord& r = records[i];
-    HostBytes bytes{r.name, 0.0, 0.0};
-    RankPhases phases{r.name, {}};
+    HostTraffic bytes{r.name, 0.0, 0.0};
     for (size_t k = first_measured; k < steps; ++k) {
       bytes.bytes_in += r.bytes_in[k] / measured;
       bytes.bytes_out += r.bytes_out[k] / measured;
-      for (size_t p = 0; p < kPhaseCount; ++p) {
-        phases.mean.seconds[p] += r.phases[k].seconds[p] / measured;
-      }
     }
     out.hosts.push_back(bytes);
-    out.ranks.push_back(phases);
-    if (static_cast<int64_t>(i) < parameter_servers) continue;
-    const PhaseTimes& m = phases.mean;
-    const WorkerSplit split{m[Phase::compute] + m[Phase::aggregation],
-                            m[Phase::send] + m[Phase::receive], m[Phase::waiting]};
-    out.workers.push_back(split);
+    const TimeSplit split = time_split(r.intervals, ends, start, warmup_steps);
+    out.splits.push_back(split);
+    if (static_cast<int64_t>(i) < parameter_servers) {
+      if (i == 0) out.ps_busy_s = split.compute;
+      continue;
+    }
     out.worker_mean.compute += split.compute / static_cast<double>(workers);
     out.worker_mean.communication += split.communication / static_cast<double>(workers);
     out.worker_mean.waiting += split.waiting / static_cast<double>(workers);
   }
-  const PhaseTimes& ps0 = out.ranks.front().mean;
-  out.ps_busy_s = ps0[Phase::compute] + ps0[Phase::aggregation];
+  if (std::any_of(records.begin(), records.end(), [](const RankRecord& r) { return !r.sent.empty(); })) {
+    for (const RankRecord& r : records) out.messages.push_back(r.sent);
+  }
 
   std::map<int64_t, std::pair<double, int64_t>> losses;  // step -> (sum, count)
   for (const RankRecord& r : records) {
@@ -168,37 +130,15 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
 Json to_json(const MeasuredRun& run) {
   Json results = Json::array();
   for (const MeasuredResult& r : run.results) {
-    Json hosts = Json::array();
-    for (const HostBytes& h : r.hosts) {
-      hosts.push_back({{"name", h.name}, {"bytes_in", h.bytes_in}, {"bytes_out", h.bytes_out}});
-    }
-    Json workers = Json::array();
-    for (const WorkerSplit& w : r.workers) workers.push_back(split_json(w));
-    Json ranks = Json::array();
-    for (const RankPhases& p : r.ranks) {
-      Json entry = {{"name", p.name}};
-      entry.update(phases_json(p.mean));
-      ranks.push_back(std::move(entry));
-    }
     Json loss = Json::array();
     for (const double l : r.loss) loss.push_back(std::isfinite(l) ? Json(l) : Json(nullptr));
-    results.push_back({{"strategy", r.label},
-                       {"kind", std::string(to_string(r.kind))},
-                       {"cut", r.cut ? Json(*r.cut) : Json(nullptr)},
-                       {"step_time_s", r.step_time_s},
-                       {"step_time_spread_s", r.step_time_spread_s},
-                       {"images_per_s", r.images_per_s},
-                       {"step_times_s", r.step_times},
-                       {"warmup_steps", r.warmup_steps},
-                       {"hosts", hosts},
-                       {"worker_mean", split_json(r.worker_mean)},
-                       {"workers", workers},
-                       {"ranks", ranks},
-                       {"ps_busy_s", r.ps_busy_s},
-                       {"ring_model", r.ring.empty() ? Json(nullptr) : Json(r.ring)},
-                       {"loss", loss},
-                       {"backend", r.backend},
-                       {"threads", r.threads}});
+    Json j = Json::object();
+    write_step_fields(r, j);
+    j["ring_model"] = r.ring.empty() ? Json(nullptr) : Json(r.ring);
+    j["loss"] = loss;
+    j["backend"] = r.backend;
+    j["threads"] = r.threads;
+    results.push_back(std::move(j));
   }
   return {{"scenario",
            {{"name", run.scenario},

@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "role_loops.hpp"
+#include "role_actions.hpp"
+#include "step_executor.hpp"
 
 namespace ralp::cluster {
 namespace {
@@ -16,21 +17,6 @@ std::optional<StrategyKind> kind_from_name(const std::string& name) {
   for (const auto kind :
        {StrategyKind::ps, StrategyKind::ralp, StrategyKind::allreduce, StrategyKind::hybrid}) {
     if (name == to_string(kind)) return kind;
-  }
-  return std::nullopt;
-}
-
-// RALP's head: the fully connected layers after the last convolution or pooling layer.
-std::optional<LayerId> default_cut(const LayerGraph& graph) {
-  LayerId after = 0;
-  for (LayerId id = 0; id < graph.size(); ++id) {
-    const LayerKind kind = graph.layer(id).kind();
-    if (kind == LayerKind::conv2d || kind == LayerKind::max_pool || kind == LayerKind::avg_pool) {
-      after = id + 1;
-    }
-  }
-  for (LayerId id = std::max<LayerId>(after, 1); id < graph.size(); ++id) {
-    if (graph.layer(id).kind() == LayerKind::fully_connected) return id;
   }
   return std::nullopt;
 }
@@ -55,11 +41,11 @@ void start_together(Transport& t, double patience) {
   if (t.rank() == 0) {
     for (int r = 1; r < ranks; ++r) messages.push_back(t.receive(r, MessageKind::start, -1, {}));
     t.wait_all(messages, patience);
-    for (int r = 1; r < ranks; ++r) messages.push_back(t.send(r, MessageKind::go, -1, 0, {}));
+    for (int r = 1; r < ranks; ++r) messages.push_back(t.send(r, MessageKind::begin, -1, 0, {}));
     t.wait_all(messages);
     return;
   }
-  const auto go = t.receive(0, MessageKind::go, -1, {});
+  const auto go = t.receive(0, MessageKind::begin, -1, {});
   t.wait(t.send(0, MessageKind::start, -1, 0, {}), patience);
   t.wait(go, patience);
 }
@@ -137,7 +123,13 @@ std::vector<ParameterEntry> dump_layout(const LayerGraph& graph) {
 }
 
 std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
-                                             const ClusterOptions& options) {
+                                             const ClusterOptions& options,
+                                             const CutResolver& resolve_auto) {
+  if (scenario.compression.kind != CompressionKind::none) {
+    throw InputError(scenario.file, "/compression",
+                     "is set, and the real cluster moves uncompressed float32 gradients: remove "
+                     "it to run this scenario with ralp cluster (the simulator models it)");
+  }
   std::vector<StrategySpec> specs = scenario.strategies;
   if (options.strategy) {
     const std::string& wanted = *options.strategy;
@@ -174,14 +166,12 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
                                " after its first (a head needs a tail before it)");
         }
         planned.cut = *id;
+      } else if (resolve_auto) {
+        planned.cut = resolve_auto(spec);
       } else {
-        planned.cut = default_cut(graph);
-        if (!planned.cut) {
-          throw InputError(scenario.file, "",
-                           "strategy '" + spec.label + "' has cut \"auto\", and " + graph.name() +
-                               " has no fully connected layer after its last convolution or "
-                               "pooling layer to start the head at: pass --cut LAYER");
-        }
+        throw InputError(scenario.file, "",
+                         "strategy '" + spec.label + "' has cut \"auto\", which the simulator "
+                         "resolves, and this build has none: pass --cut LAYER");
       }
     }
     out.push_back(planned);
@@ -249,8 +239,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       }
       start_together(transport, patience);
 
-      PhaseClock clock(steps);
-      transport.begin_strategy(steps, &clock);
+      transport.begin_strategy(steps, nullptr);
       StrategyContext ctx{scenario,
                           spec,
                           planned.cut,
@@ -258,7 +247,6 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
                           steps,
                           transport,
                           backend,
-                          clock,
                           faults,
                           {static_cast<float>(scenario.training.learning_rate),
                            static_cast<float>(scenario.training.momentum), 0.0F},
@@ -270,12 +258,14 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
         ctx.shards = make_shard_plan(scenario.model, ctx.tail_end, scenario.parameter_servers,
                                      spec.sharding);
       }
+      const schedule::Schedule steps_schedule = schedule::build_schedule(
+          schedule::make_step_plan(scenario, spec, planned.cut), scenario.parameter_servers);
       ctx.record.name = role.name();
       ctx.record.part_done.assign(static_cast<size_t>(steps), std::nullopt);
       ctx.record.start = transport.now_reference();
-      FinalParameters final_parameters =
-          role.is_worker() ? run_worker(ctx, role.index) : run_parameter_server(ctx, role.index);
-      ctx.record.phases = clock.per_step();
+      const std::unique_ptr<RankActions> actions = make_rank_actions(ctx, steps_schedule);
+      StepExecutor(ctx, steps_schedule, *actions).run();
+      FinalParameters final_parameters = actions->final_parameters();
       ctx.record.bytes_in = transport.bytes_in();
       ctx.record.bytes_out = transport.bytes_out();
       transport.end_strategy();
@@ -298,6 +288,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
           result.ring =
               options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
         }
+        if (!options.keep_messages) result.messages.clear();
         result.backend = backend.device_name();
         result.threads = backend.threads();
         run.results.push_back(std::move(result));
@@ -313,7 +304,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
         char line[256];
         std::snprintf(line, sizeof line,
                       "ralp cluster: %s: median step %.4f s (spread %.4f s), loss %.4f -> %.4f",
-                      r.label.c_str(), r.step_time_s, r.step_time_spread_s, r.loss.front(),
+                      r.label.c_str(), r.step_time_median_s, r.step_time_spread_s, r.loss.front(),
                       r.loss.back());
         options.progress(line);
       }

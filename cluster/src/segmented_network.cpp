@@ -62,6 +62,15 @@ void SegmentedNetwork::backward(size_t i, const kernels::StepContext& context) {
   }
 }
 
+void SegmentedNetwork::forward_layer(LayerId id, const kernels::StepContext& context) {
+  network_.forward_layer(id, context);
+}
+
+void SegmentedNetwork::backward_layer(LayerId id, const kernels::StepContext& context) {
+  if (id + 1 == end()) network_.begin_backward();
+  network_.backward_layer(id, context);
+}
+
 std::vector<SegmentedNetwork::Parameter*> SegmentedNetwork::parameters_of(LayerId layer) {
   return network_.parameters_of(layer);
 }

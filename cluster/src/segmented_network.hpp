@@ -48,6 +48,11 @@ class SegmentedNetwork {
   // parameters hold their gradients.
   void backward(size_t i, const kernels::StepContext& context);
 
+  // The same one layer at a time: forward in id order, backward in reverse id order from the
+  // last layer (which starts the backward pass).
+  void forward_layer(LayerId id, const kernels::StepContext& context);
+  void backward_layer(LayerId id, const kernels::StepContext& context);
+
   [[nodiscard]] std::vector<Parameter*> parameters_of(LayerId layer);
   [[nodiscard]] std::vector<Parameter*> parameters();  // model order
   void sgd_step(const kernels::SgdOptions& options, float gradient_scale);

@@ -1,6 +1,6 @@
 // What every role of one strategy run shares: the scenario and strategy, the cut, the transport,
-// the kernels' backend, this rank's phase clock, fault injection and record; and host views of
-// tensors for sending and receiving them. Internal to cluster/.
+// the kernels' backend, fault injection and this rank's record; and host views of tensors for
+// sending and receiving them. Internal to cluster/.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,6 @@
 
 #include "ralp/cluster/fault_injection.hpp"
 #include "ralp/cluster/measurement.hpp"
-#include "ralp/cluster/phase_clock.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/sharding.hpp"
 #include "ralp/core/scenario.hpp"
@@ -26,7 +25,6 @@ struct StrategyContext {
   int64_t steps = 0;           // warm-up included
   Transport& transport;
   kernels::Backend& backend;
-  PhaseClock& clock;
   const FaultInjector& faults;
   kernels::SgdOptions sgd;
   AllreduceImplementation allreduce = AllreduceImplementation::ring;
@@ -44,10 +42,6 @@ struct StrategyContext {
     return spec.kind == StrategyKind::allreduce || spec.kind == StrategyKind::hybrid;
   }
   [[nodiscard]] bool has_head() const { return cut.has_value(); }
-  // Marks this rank's part of `step` done now.
-  void part_done(int64_t step) {
-    record.part_done[static_cast<size_t>(step)] = transport.now_reference();
-  }
 };
 
 // A tensor's contents as bytes on the host: the tensor's own memory where the backend keeps it

@@ -65,7 +65,7 @@ std::string_view describe(MessageKind kind) {
     case MessageKind::clock:
       return "clock synchronisation";
     case MessageKind::start:
-    case MessageKind::go:
+    case MessageKind::begin:
       return "the start of a strategy";
     case MessageKind::pull:
       return "pull";
@@ -75,8 +75,8 @@ std::string_view describe(MessageKind kind) {
       return "activations";
     case MessageKind::activation_gradient:
       return "activation gradient";
-    case MessageKind::readiness:
-    case MessageKind::fusion_plan:
+    case MessageKind::ready:
+    case MessageKind::go:
       return "fusion negotiation";
     case MessageKind::ring:
       return "ring all-reduce";
@@ -221,8 +221,8 @@ void Transport::complete(Slot& s, const MPI_Status& status) {
   receive_completed_ = true;
 }
 
-void Transport::progress() {
-  if (pending_.empty()) return;
+bool Transport::progress() {
+  if (pending_.empty()) return false;
   std::vector<MPI_Request> requests;
   requests.reserve(pending_.size());
   for (const Handle h : pending_) requests.push_back(slots_[h].request);
@@ -240,7 +240,7 @@ void Transport::progress() {
     }
   }
   if (error != MPI_SUCCESS) check(error, slots_[pending_.front()], "MPI_Testsome");
-  if (count == MPI_UNDEFINED || count == 0) return;
+  if (count == MPI_UNDEFINED || count == 0) return false;
   std::vector<bool> finished(pending_.size(), false);
   for (int i = 0; i < count; ++i) {
     const auto index = static_cast<size_t>(indices[static_cast<size_t>(i)]);
@@ -254,6 +254,7 @@ void Transport::progress() {
     if (!finished[i]) still.push_back(pending_[i]);
   }
   pending_ = std::move(still);
+  return true;
 }
 
 bool Transport::done(Handle h) const { return slots_.at(h).done; }

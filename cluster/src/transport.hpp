@@ -17,26 +17,31 @@
 #include "ralp/cluster/mpi_session.hpp"
 #include "ralp/cluster/phase_clock.hpp"
 #include "ralp/cluster/roles.hpp"
+#include "ralp/schedule/schedule.hpp"
 
 namespace ralp::cluster {
 
 // Message kinds; each is its own MPI tag, so messages of one kind between two ranks match in the
-// order they were posted (MPI's non-overtaking rule), which every protocol here relies on.
+// order they were posted (MPI's non-overtaking rule), which every protocol here relies on. The
+// kinds of a step's messages are the schedule's (schedule.hpp), with the same numbers.
 enum class MessageKind : int {
-  clock = 1,            // clock synchronisation
-  start,                // everyone is ready for the next strategy
-  go,                   // rank 0: start it
-  pull,                 // parameters, PS shard -> worker
-  push,                 // gradients, worker -> PS shard
-  activations,          // boundary activations and labels, worker -> head PS
-  activation_gradient,  // head PS -> worker
-  readiness,            // a worker produced a layer's gradients (all-reduce), -> coordinator
-  fusion_plan,          // the coordinator's fusion buffers for a cycle, -> workers
-  ring,                 // a ring all-reduce chunk, worker -> next worker
-  step_done,            // a PS shard finished its part of a step, -> ps-0
-  step_complete,        // ps-0: the step is complete, -> the other shards
-  results,              // measurements and final parameters, -> rank 0
+  clock = 1,  // clock synchronisation
+  start,      // everyone is ready for the next strategy
+  begin,      // rank 0: start it
+  pull = static_cast<int>(schedule::MessageKind::pull),
+  push = static_cast<int>(schedule::MessageKind::push),
+  activations = static_cast<int>(schedule::MessageKind::activations),
+  activation_gradient = static_cast<int>(schedule::MessageKind::activation_gradient),
+  ready = static_cast<int>(schedule::MessageKind::ready),
+  go = static_cast<int>(schedule::MessageKind::go),
+  ring = static_cast<int>(schedule::MessageKind::ring),
+  step_done = static_cast<int>(schedule::MessageKind::step_done),
+  step_complete = static_cast<int>(schedule::MessageKind::step_complete),
+  results,  // measurements and final parameters, -> rank 0
 };
+inline MessageKind transport_kind(schedule::MessageKind kind) {
+  return static_cast<MessageKind>(static_cast<int>(kind));
+}
 // How messages of a kind are named in failure messages: "pull", "ring all-reduce".
 std::string_view describe(MessageKind kind);
 
@@ -51,6 +56,8 @@ struct MessageHeader {
   int64_t step = 0;
   int64_t item = 0;  // the layer, variable or chunk the message carries, for checks
 };
+static_assert(sizeof(MessageHeader) == schedule::kHeaderBytes,
+              "the schedule counts the header the transport sends");
 
 class Transport {
  public:
@@ -98,9 +105,9 @@ class Transport {
   // Counts bytes that moved outside send() and receive() (inside a collective) against `step`.
   void count(int64_t step, double in, double out);
 
-  // Drives MPI's progress engine and notes completed messages. Cheap; strategies call it between
-  // layers so that transfers advance while they compute.
-  void progress();
+  // Drives MPI's progress engine and notes completed messages. Cheap; returns whether a message
+  // completed.
+  bool progress();
   [[nodiscard]] bool done(Handle h) const;
   [[nodiscard]] const MessageHeader& header(Handle h) const;  // of a completed receive
   // Forgets a completed message.
@@ -118,6 +125,14 @@ class Transport {
 
   // A failure at this rank, for errors found outside the transport.
   [[nodiscard]] ClusterFailure failure(const std::string& what) const;
+  // Throws the failure a wait gives after `waited` seconds without progress: it names the peers
+  // of the outstanding receives (or, when none, sends) and the earliest one's phase and step.
+  [[noreturn]] void time_out(double waited) const;
+  // How much longer than the timeout this rank waits for what it waits for now.
+  [[nodiscard]] double patience() const;
+  // When the send or receive `h` was posted, on the local clock; for a completed receive, the
+  // sender's posting time is header(h).posted_at on the reference clock.
+  [[nodiscard]] double posted_at(Handle h) const { return slots_.at(h).posted_local; }
 
  private:
   struct Slot {
@@ -138,8 +153,6 @@ class Transport {
   void check(int error, const Slot& slot, const char* call) const;
   void complete(Slot& slot, const MPI_Status& status);
   [[nodiscard]] std::string describe_peer(int peer) const;
-  [[noreturn]] void time_out(double waited) const;
-  double patience() const;
 
   MPI_Comm comm_;
   const Roles& roles_;

@@ -21,23 +21,6 @@ ActivityKind activity_from_string(const std::string& name) {
   throw std::runtime_error("unknown activity kind '" + name + "'");
 }
 
-StrategyKind strategy_from_string(const std::string& name) {
-  for (const auto kind : {StrategyKind::ps, StrategyKind::ralp, StrategyKind::allreduce,
-                          StrategyKind::hybrid}) {
-    if (name == to_string(kind)) return kind;
-  }
-  throw std::runtime_error("unknown strategy kind '" + name + "'");
-}
-
-Json split_json(const TimeSplit& s) {
-  return {{"compute_s", s.compute}, {"communication_s", s.communication}, {"waiting_s", s.waiting}};
-}
-
-TimeSplit split_from(const Json& j) {
-  return {j.at("compute_s").get<double>(), j.at("communication_s").get<double>(),
-          j.at("waiting_s").get<double>()};
-}
-
 Json sources_json(const ComputeSources& s) {
   return {{"profile", s.profile},   {"profile_source", s.profile_source},
           {"cost_model", s.cost_model}, {"measured_layers", s.measured},
@@ -73,10 +56,6 @@ std::string number(double value) {
 std::string_view to_string(ActivityKind kind) { return kActivityNames[static_cast<size_t>(kind)]; }
 
 Json to_json(const StrategyResult& r, bool with_timeline) {
-  Json hosts = Json::array();
-  for (const auto& h : r.hosts) {
-    hosts.push_back({{"name", h.name}, {"bytes_in", h.bytes_in}, {"bytes_out", h.bytes_out}});
-  }
   Json links = Json::array();
   for (const auto& l : r.links) {
     links.push_back({{"name", l.name},
@@ -84,32 +63,20 @@ Json to_json(const StrategyResult& r, bool with_timeline) {
                      {"bandwidth", l.bandwidth},
                      {"utilisation", l.utilisation}});
   }
-  Json workers = Json::array();
-  for (const auto& w : r.workers) workers.push_back(split_json(w));
   Json trials = Json::array();
-  for (const auto& t : r.cut_search) trials.push_back({{"cut", t.cut}, {"step_time_s", t.step_time_s}});
-  Json j = {
-      {"strategy", r.label},
-      {"kind", std::string(to_string(r.kind))},
-      {"cut", optional_json(r.cut)},
-      {"step_time_s", r.step_time_s},
-      {"images_per_s", r.images_per_s},
-      {"speedup_vs_ps", optional_json(r.speedup_vs_ps)},
-      {"speedup_vs_allreduce", optional_json(r.speedup_vs_allreduce)},
-      {"step_times_s", r.step_times},
-      {"warmup_steps", r.warmup_steps},
-      {"hosts", hosts},
-      {"busiest_link", links.empty() ? Json(nullptr) : links[0]},
-      {"links", links},
-      {"worker_mean", split_json(r.worker_mean)},
-      {"workers", workers},
-      {"ps_busy_s", r.ps_busy_s},
-      {"ring_model", r.ring_model.empty() ? Json(nullptr) : Json(r.ring_model)},
-      {"compute_times",
-       {{"worker", sources_json(r.worker_sources)},
-        {"ps", r.ps_sources ? sources_json(*r.ps_sources) : Json(nullptr)}}},
-      {"cut_search", trials},
-  };
+  for (const auto& t : r.cut_search) {
+    trials.push_back({{"cut", t.cut}, {"step_time_mean_s", t.step_time_mean_s}});
+  }
+  Json j = Json::object();
+  write_step_fields(r, j);
+  j["speedup_vs_ps"] = optional_json(r.speedup_vs_ps);
+  j["speedup_vs_allreduce"] = optional_json(r.speedup_vs_allreduce);
+  j["busiest_link"] = links.empty() ? Json(nullptr) : links[0];
+  j["links"] = links;
+  j["ring_model"] = r.ring_model.empty() ? Json(nullptr) : Json(r.ring_model);
+  j["compute_times"] = {{"worker", sources_json(r.worker_sources)},
+                        {"ps", r.ps_sources ? sources_json(*r.ps_sources) : Json(nullptr)}};
+  j["cut_search"] = trials;
   if (with_timeline) {
     Json timeline = Json::array();
     for (const auto& a : r.timeline) {
@@ -124,35 +91,23 @@ Json to_json(const StrategyResult& r, bool with_timeline) {
 StrategyResult strategy_result_from_json(const Json& j) {
   try {
     StrategyResult r;
-    r.label = j.at("strategy").get<std::string>();
-    r.kind = strategy_from_string(j.at("kind").get<std::string>());
-    if (!j.at("cut").is_null()) r.cut = j.at("cut").get<std::string>();
-    r.step_time_s = j.at("step_time_s").get<double>();
-    r.images_per_s = j.at("images_per_s").get<double>();
+    read_step_fields(j, r);
     if (!j.at("speedup_vs_ps").is_null()) r.speedup_vs_ps = j.at("speedup_vs_ps").get<double>();
     if (!j.at("speedup_vs_allreduce").is_null()) {
       r.speedup_vs_allreduce = j.at("speedup_vs_allreduce").get<double>();
-    }
-    r.step_times = j.at("step_times_s").get<std::vector<double>>();
-    r.warmup_steps = j.at("warmup_steps").get<int64_t>();
-    for (const auto& h : j.at("hosts")) {
-      r.hosts.push_back({h.at("name").get<std::string>(), h.at("bytes_in").get<double>(),
-                         h.at("bytes_out").get<double>()});
     }
     for (const auto& l : j.at("links")) {
       r.links.push_back({l.at("name").get<std::string>(), l.at("bytes").get<double>(),
                          l.at("bandwidth").get<double>(), l.at("utilisation").get<double>()});
     }
-    r.worker_mean = split_from(j.at("worker_mean"));
-    for (const auto& w : j.at("workers")) r.workers.push_back(split_from(w));
-    r.ps_busy_s = j.at("ps_busy_s").get<double>();
     if (!j.at("ring_model").is_null()) r.ring_model = j.at("ring_model").get<std::string>();
     r.worker_sources = sources_from(j.at("compute_times").at("worker"));
     if (!j.at("compute_times").at("ps").is_null()) {
       r.ps_sources = sources_from(j.at("compute_times").at("ps"));
     }
     for (const auto& t : j.at("cut_search")) {
-      r.cut_search.push_back({t.at("cut").get<std::string>(), t.at("step_time_s").get<double>()});
+      r.cut_search.push_back(
+          {t.at("cut").get<std::string>(), t.at("step_time_mean_s").get<double>()});
     }
     if (j.contains("timeline")) {
       for (const auto& a : j.at("timeline")) {
@@ -184,7 +139,7 @@ Json to_json(const ScenarioResult& s) {
 
 std::string to_csv(const ScenarioResult& s) {
   std::ostringstream out;
-  out << "strategy,kind,cut,step_time_s,images_per_s,speedup_vs_ps,speedup_vs_allreduce,"
+  out << "strategy,kind,cut,step_time_mean_s,images_per_s,speedup_vs_ps,speedup_vs_allreduce,"
          "ps_bytes_in,ps_bytes_out,worker_bytes_in,worker_bytes_out,busiest_link,"
          "busiest_link_utilisation,compute_s,communication_s,waiting_s,worker_profile,"
          "measured_layers,fitted_layers,datasheet_layers\n";
@@ -198,7 +153,7 @@ std::string to_csv(const ScenarioResult& s) {
     const HostTraffic ps = find("ps-0");
     const HostTraffic worker = find("worker-0");
     out << csv_field(r.label) << ',' << to_string(r.kind) << ',' << csv_field(r.cut.value_or(""))
-        << ',' << number(r.step_time_s) << ',' << number(r.images_per_s) << ','
+        << ',' << number(r.step_time_mean_s) << ',' << number(r.images_per_s) << ','
         << (r.speedup_vs_ps ? number(*r.speedup_vs_ps) : "") << ','
         << (r.speedup_vs_allreduce ? number(*r.speedup_vs_allreduce) : "") << ','
         << number(ps.bytes_in) << ',' << number(ps.bytes_out) << ',' << number(worker.bytes_in)
@@ -259,8 +214,8 @@ Json to_chrome_trace(const ScenarioResult& s) {
           thread = "aggregate and update";
           break;
         case ActivityKind::copy:
-          tid = kCopyThreadBase + a.peer;
-          thread = "host-device copies, " + peer_name();
+          tid = kCopyThreadBase;
+          thread = "host-device copies";
           break;
         case ActivityKind::send:
           tid = kSendThreadBase + a.peer;

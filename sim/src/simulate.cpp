@@ -24,15 +24,16 @@ namespace {
 struct Task {
   const StrategySpec* strategy = nullptr;
   std::optional<LayerId> cut;
-  bool keep_timeline = false;
+  RunOptions run;
 };
 
 // What a child sends back: a result or the error it met.
 std::string run_child(const Scenario& scenario, const Task& task) {
   Json reply;
   try {
-    const StepPlan plan = make_step_plan(scenario, *task.strategy, task.cut);
-    reply = {{"result", to_json(run_step_model(scenario, plan), task.keep_timeline)}};
+    const schedule::StepPlan plan = schedule::make_step_plan(scenario, *task.strategy, task.cut);
+    const schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
+    reply = {{"result", to_json(run_step_model(scenario, steps, task.run), task.run.timeline)}};
   } catch (const InputError& e) {
     reply = {{"input_error", {{"file", e.file()}, {"path", e.path()}, {"problem", e.problem()}}}};
   } catch (const std::exception& e) {
@@ -194,35 +195,55 @@ const char* network_model_name(const NetworkModelSpec& spec) {
 }  // namespace
 
 StrategyResult simulate_isolated(const Scenario& scenario, const StrategySpec& strategy,
-                                 std::optional<LayerId> cut, bool keep_timeline) {
+                                 std::optional<LayerId> cut, const RunOptions& run) {
   SimulateOptions options;
-  return run_tasks(scenario, {Task{&strategy, cut, keep_timeline}}, 1, options).front();
+  return run_tasks(scenario, {Task{&strategy, cut, run}}, 1, options).front();
+}
+
+std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario,
+                                           const SimulateOptions& options) {
+  const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
+  std::vector<ResolvedStrategy> out;
+  std::vector<Task> tasks;
+  std::vector<std::pair<size_t, size_t>> spans;  // per searched strategy: its tasks
+  for (const StrategySpec& spec : scenario.strategies) {
+    ResolvedStrategy r{spec, std::nullopt, {}};
+    const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
+    if (has_cut && spec.cut) r.cut = scenario.model.find(*spec.cut);
+    const size_t first = tasks.size();
+    if (has_cut && !spec.cut) {
+      for (const LayerId cut : scenario.model.cut_points()) tasks.push_back({&spec, cut, {}});
+    }
+    spans.emplace_back(first, tasks.size());
+    out.push_back(std::move(r));
+  }
+  if (tasks.empty()) return out;
+  const std::vector<StrategyResult> raw = run_tasks(scenario, tasks, jobs, options);
+  for (size_t s = 0; s < out.size(); ++s) {
+    const auto [first, last] = spans[s];
+    if (first == last) continue;
+    size_t best = first;
+    for (size_t i = first; i < last; ++i) {
+      out[s].search.push_back({raw[i].cut.value_or(""), raw[i].step_time_mean_s});
+      if (raw[i].step_time_mean_s < raw[best].step_time_mean_s) best = i;
+    }
+    out[s].cut = tasks[best].cut;
+    out[s].searched_result = raw[best];
+  }
+  return out;
 }
 
 ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
+  std::vector<ResolvedStrategy> resolved = resolve_cuts(scenario, options);
+  const RunOptions run{options.keep_timeline, options.keep_messages};
+  // Searched strategies already have their result, unless a timeline or messages are wanted.
   std::vector<Task> tasks;
-  struct Span {
-    size_t first = 0;
-    size_t last = 0;
-    bool searched = false;  // cut "auto": one task per cut
-  };
-  std::vector<Span> spans;
-  for (const auto& strategy : scenario.strategies) {
-    const size_t first = tasks.size();
-    const bool has_cut =
-        strategy.kind == StrategyKind::ralp || strategy.kind == StrategyKind::hybrid;
-    const bool searched = has_cut && !strategy.cut;
-    if (searched) {
-      for (const LayerId cut : scenario.model.cut_points()) {
-        tasks.push_back({&strategy, cut, false});
-      }
-    } else if (has_cut) {
-      tasks.push_back({&strategy, scenario.model.find(*strategy.cut), options.keep_timeline});
-    } else {
-      tasks.push_back({&strategy, std::nullopt, options.keep_timeline});
-    }
-    spans.push_back({first, tasks.size(), searched});
+  std::vector<std::optional<size_t>> task_of(resolved.size());
+  for (size_t s = 0; s < resolved.size(); ++s) {
+    if (resolved[s].searched_result && !run.timeline && !run.messages) continue;
+    task_of[s] = tasks.size();
+    tasks.push_back({&resolved[s].spec, resolved[s].cut, run});
   }
   std::vector<StrategyResult> raw = run_tasks(scenario, tasks, jobs, options);
 
@@ -234,23 +255,10 @@ ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions
   out.parameter_servers = scenario.parameter_servers;
   out.batch_per_worker = scenario.batch_per_worker;
   out.network_model = network_model_name(scenario.network_model);
-  for (size_t s = 0; s < scenario.strategies.size(); ++s) {
-    const auto [first, last, searched] = spans[s];
-    if (!searched) {
-      out.results.push_back(std::move(raw[first]));
-      continue;
-    }
-    size_t best = first;
-    std::vector<CutTrial> trials;
-    for (size_t i = first; i < last; ++i) {
-      trials.push_back({raw[i].cut.value_or(""), raw[i].step_time_s});
-      if (raw[i].step_time_s < raw[best].step_time_s) best = i;
-    }
-    StrategyResult chosen = options.keep_timeline
-                                ? simulate_isolated(scenario, scenario.strategies[s],
-                                                    tasks[best].cut, true)
-                                : std::move(raw[best]);
-    chosen.cut_search = std::move(trials);
+  for (size_t s = 0; s < resolved.size(); ++s) {
+    StrategyResult chosen =
+        task_of[s] ? std::move(raw[*task_of[s]]) : std::move(*resolved[s].searched_result);
+    chosen.cut_search = std::move(resolved[s].search);
     out.results.push_back(std::move(chosen));
   }
   const StrategyResult* ps = nullptr;
@@ -260,8 +268,10 @@ ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions
     if (r.kind == StrategyKind::allreduce && allreduce == nullptr) allreduce = &r;
   }
   for (auto& r : out.results) {
-    if (ps != nullptr) r.speedup_vs_ps = ps->step_time_s / r.step_time_s;
-    if (allreduce != nullptr) r.speedup_vs_allreduce = allreduce->step_time_s / r.step_time_s;
+    if (ps != nullptr) r.speedup_vs_ps = ps->step_time_mean_s / r.step_time_mean_s;
+    if (allreduce != nullptr) {
+      r.speedup_vs_allreduce = allreduce->step_time_mean_s / r.step_time_mean_s;
+    }
   }
   return out;
 }

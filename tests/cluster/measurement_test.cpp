@@ -1,5 +1,5 @@
 // Summaries of measured runs: step boundaries from the ranks' parts, medians and spreads, bytes
-// and splits over the measured steps, and JSON with the simulator's field names.
+// and splits over the measured steps, sent messages, and JSON with the simulator's field names.
 #include <gtest/gtest.h>
 
 #include "ralp/cluster/measurement.hpp"
@@ -7,25 +7,22 @@
 namespace ralp::cluster {
 namespace {
 
-PhaseTimes phases(double compute, double send, double receive, double waiting, double aggregation) {
-  PhaseTimes t;
-  t[Phase::compute] = compute;
-  t[Phase::send] = send;
-  t[Phase::receive] = receive;
-  t[Phase::waiting] = waiting;
-  t[Phase::aggregation] = aggregation;
-  return t;
-}
-
-// One PS and two workers, three steps of which the first is warm-up.
+// One PS and two workers, three steps of which the first is warm-up. Steps end at 1.2, 2.2 and
+// 3.7 (ps-0's parts); the last rank starts at 0.2.
 std::vector<RankRecord> records() {
-  RankRecord ps{"ps-0", 0.0, {}, {10, 20, 30}, {1, 2, 3}, {1.2, 2.2, 3.7}, {}};
-  ps.phases = {phases(0, 0, 0, 0, 1), phases(0, 0, 0, 0, 0.5), phases(0, 0, 0, 1, 0.5)};
-  RankRecord w0{"worker-0", 0.1, {}, {5, 6, 8}, {100, 200, 400}, {}, {}};
-  w0.phases = {phases(1, 0, 0, 0, 0), phases(0.5, 0.2, 0.1, 0.2, 0),
-               phases(0.7, 0.2, 0.1, 0.4, 0.1)};
+  RankRecord ps{"ps-0", 0.0, {}, {10, 20, 30}, {1, 2, 3}, {1.2, 2.2, 3.7}, {}, {}};
+  ps.intervals = {{0.3, 1.0, 0, true}, {1.2, 1.7, 1, true}, {2.2, 2.7, 2, true}};
+  RankRecord w0{"worker-0", 0.1, {}, {5, 6, 8}, {100, 200, 400}, {}, {}, {}};
+  // Step 1: computing 0.5, then a transfer of 0.3; step 2: computing 0.8 and a transfer of 0.3
+  // that overlaps it by 0.1.
+  w0.intervals = {{0.2, 1.0, 0, true},
+                  {1.2, 1.7, 1, true},
+                  {1.7, 2.0, 1, false},
+                  {2.2, 3.0, 2, true},
+                  {2.9, 3.2, 2, false}};
   w0.part_done.assign(3, std::nullopt);
   w0.losses = {{0, 0, 2.3}, {1, 0, 2.0}, {2, 0, 1.0}};
+  w0.sent = {{"push", "ps-0", 3, 100}};
   RankRecord w1 = w0;
   w1.name = "worker-1";
   w1.start = 0.2;
@@ -50,27 +47,30 @@ TEST(Measurement, StepsEndWhenTheirLastPartIsDone) {
   EXPECT_DOUBLE_EQ(r.step_times[1], 1.0);
   EXPECT_DOUBLE_EQ(r.step_times[2], 1.5);
   // Measured steps 1.0 and 1.5: median 1.25, quartiles 1.125 and 1.375.
-  EXPECT_DOUBLE_EQ(r.step_time_s, 1.25);
+  EXPECT_DOUBLE_EQ(r.step_time_median_s, 1.25);
+  EXPECT_DOUBLE_EQ(r.step_time_mean_s, 1.25);
   EXPECT_NEAR(r.step_time_spread_s, 0.25, 1e-12);
-  EXPECT_DOUBLE_EQ(r.images_per_s, 2 * 8 / 1.25);
+  EXPECT_DOUBLE_EQ(r.images_per_s, 2 * 8 / 1.25);  // from the mean
 }
 
-TEST(Measurement, BytesPhasesAndLossOverTheMeasuredSteps) {
+TEST(Measurement, BytesSplitsAndLossOverTheMeasuredSteps) {
   const MeasuredResult r = summarise(records(), 1, 1, 8);
   ASSERT_EQ(r.hosts.size(), 3u);
   EXPECT_EQ(r.hosts[1].name, "worker-0");
   EXPECT_DOUBLE_EQ(r.hosts[1].bytes_out, 300.0);  // (200 + 400) / 2
   EXPECT_DOUBLE_EQ(r.hosts[1].bytes_in, 7.0);
   EXPECT_DOUBLE_EQ(r.hosts[0].bytes_in, 25.0);
-  // worker-0, steps 1 and 2: compute (0.5 + 0.7) / 2 plus aggregation 0.1 / 2; send and receive
-  // (0.3 + 0.3) / 2; waiting (0.2 + 0.4) / 2.
-  ASSERT_EQ(r.workers.size(), 2u);
-  EXPECT_DOUBLE_EQ(r.workers[0].compute, 0.65);
-  EXPECT_DOUBLE_EQ(r.workers[0].communication, 0.3);
-  EXPECT_DOUBLE_EQ(r.workers[0].waiting, 0.3);
-  EXPECT_DOUBLE_EQ(r.worker_mean.compute, 0.65);
-  EXPECT_DOUBLE_EQ(r.ranks[0].mean[Phase::aggregation], 0.5);
-  EXPECT_DOUBLE_EQ(r.ps_busy_s, 0.5);
+  // worker-0, steps 1 and 2: computing (0.5 + 0.8) / 2, communicating (0.3 + 0.2) / 2, waiting
+  // the rest of the 1.0 s and 1.5 s steps: (0.2 + 0.5) / 2.
+  ASSERT_EQ(r.splits.size(), 3u);
+  EXPECT_NEAR(r.splits[1].compute, 0.65, 1e-12);
+  EXPECT_NEAR(r.splits[1].communication, 0.25, 1e-12);
+  EXPECT_NEAR(r.splits[1].waiting, 0.35, 1e-12);
+  EXPECT_NEAR(r.worker_mean.compute, 0.65, 1e-12);
+  EXPECT_NEAR(r.ps_busy_s, 0.5, 1e-12);
+  // Sent messages, by rank.
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[1], (std::vector<SentMessage>{{"push", "ps-0", 3, 100}}));
   // Per step, the mean of the two workers' micro-batch losses.
   ASSERT_EQ(r.loss.size(), 3u);
   EXPECT_DOUBLE_EQ(r.loss[0], 2.2);
@@ -109,20 +109,22 @@ TEST(Measurement, JsonUsesTheSimulatorsNames) {
   const Json& result = j["results"][0];
   // The fields `ralp simulate --json` has too, with the same meaning.
   for (const char* key :
-       {"strategy", "kind", "cut", "step_time_s", "images_per_s", "step_times_s", "warmup_steps",
-        "hosts", "worker_mean", "workers", "ps_busy_s", "ring_model"}) {
+       {"strategy", "kind", "cut", "step_time_mean_s", "step_time_median_s", "step_time_spread_s",
+        "images_per_s", "step_times_s", "warmup_steps", "hosts", "worker_mean", "ps_busy_s",
+        "ring_model"}) {
     EXPECT_TRUE(result.contains(key)) << key;
   }
-  for (const char* key : {"step_time_spread_s", "ranks", "loss", "backend", "threads"}) {
+  for (const char* key : {"loss", "backend", "threads"}) {
     EXPECT_TRUE(result.contains(key)) << key;
   }
   EXPECT_EQ(result["strategy"], "ralp@fc3");
   EXPECT_EQ(result["kind"], "ralp");
-  EXPECT_EQ(result["hosts"][1],
-            (Json{{"name", "worker-0"}, {"bytes_in", 7.0}, {"bytes_out", 300.0}}));
+  EXPECT_EQ(result["hosts"][1]["name"], "worker-0");
+  EXPECT_EQ(result["hosts"][1]["bytes_in"], 7.0);
+  EXPECT_EQ(result["hosts"][1]["bytes_out"], 300.0);
+  EXPECT_TRUE(result["hosts"][1]["split"].contains("waiting_s"));
   EXPECT_EQ(result["worker_mean"].size(), 3u);
   EXPECT_TRUE(result["worker_mean"].contains("communication_s"));
-  EXPECT_TRUE(result["ranks"][0].contains("aggregation_s"));
   EXPECT_TRUE(result["ring_model"].is_null());
 }
 

@@ -35,6 +35,9 @@ struct ClusterOptions {
   std::string dump_parameters;
   // A fault to inject (fault_injection.hpp), read from the environment by the caller.
   std::optional<FaultSpec> fault;
+  // Keep every host's sent messages of the last step in the results (for checking them against
+  // the schedule and the simulator).
+  bool keep_messages = false;
   // Rank 0's progress lines; may be empty.
   std::function<void(const std::string&)> progress;
 };
@@ -45,13 +48,18 @@ struct PlannedStrategy {
   std::optional<LayerId> cut;
 };
 
+// Resolves a strategy's cut "auto" (the simulator's search: sim/simulate.hpp resolve_cuts).
+using CutResolver = std::function<std::optional<LayerId>(const StrategySpec&)>;
+
 // The strategies to run, in the scenario's order. --strategy picks one by label, else by kind
 // (a kind the scenario does not list runs with default options). The cut of ralp and hybrid comes
-// from --cut, else the scenario, else ("auto") the first fully connected layer after the last
-// convolution or pooling layer, where RALP puts the head. Throws InputError for an unknown
-// strategy or layer, a cut outside [1, layers), or "auto" on a model without such a layer.
+// from --cut, else the scenario, else ("auto") `resolve_auto`, so that the real run uses the cut
+// the prediction uses. Throws InputError for an unknown strategy or layer, a cut outside
+// [1, layers), "auto" without a resolver, or a scenario with compression (the real run moves
+// uncompressed gradients).
 std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
-                                             const ClusterOptions& options);
+                                             const ClusterOptions& options,
+                                             const CutResolver& resolve_auto);
 
 // Throws InputError unless the job has exactly parameter_servers + workers ranks.
 void check_world_size(const Scenario& scenario, int ranks);

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "ralp/sim/step_plan.hpp"
+#include "ralp/core/step_result.hpp"
+#include "ralp/schedule/step_plan.hpp"
 
 namespace ralp::sim {
+
+using schedule::ComputeSources;
+using schedule::StepPlan;
 
 enum class ActivityKind {
   compute,    // a layer's forward or backward on a worker or on the head PS
@@ -35,13 +39,6 @@ struct Activity {
   friend bool operator==(const Activity&, const Activity&) = default;
 };
 
-struct HostTraffic {
-  std::string name;  // "ps-0", "worker-3"
-  double bytes_in = 0.0;   // per step, averaged over the measured steps
-  double bytes_out = 0.0;
-  friend bool operator==(const HostTraffic&, const HostTraffic&) = default;
-};
-
 struct LinkLoad {
   std::string name;
   double bytes = 0.0;        // per step, averaged over the measured steps
@@ -50,35 +47,18 @@ struct LinkLoad {
   friend bool operator==(const LinkLoad&, const LinkLoad&) = default;
 };
 
-// Per step, averaged over the measured steps (and, for the summary, over workers).
-struct TimeSplit {
-  double compute = 0.0;
-  double communication = 0.0;  // own transfers or copies in flight, not computing
-  double waiting = 0.0;        // neither: waiting for other workers, the PS, or a cycle
-  friend bool operator==(const TimeSplit&, const TimeSplit&) = default;
-};
-
 struct CutTrial {
   std::string cut;  // first head layer
-  double step_time_s = 0.0;
+  double step_time_mean_s = 0.0;
   friend bool operator==(const CutTrial&, const CutTrial&) = default;
 };
 
-struct StrategyResult {
-  std::string label;
-  StrategyKind kind = StrategyKind::ps;
-  std::optional<std::string> cut;  // first head layer
-  std::vector<double> step_times;  // every step, warm-up included
-  int64_t warmup_steps = 0;
-  double step_time_s = 0.0;  // mean over the measured steps
-  double images_per_s = 0.0;
+// A simulated strategy: the fields it shares with a measured one (core/step_result.hpp), and
+// what only the simulator knows.
+struct StrategyResult : StepResult {
   std::optional<double> speedup_vs_ps;         // filled in when the scenario has a ps strategy
   std::optional<double> speedup_vs_allreduce;  // filled in when it has an allreduce strategy
-  std::vector<HostTraffic> hosts;
   std::vector<LinkLoad> links;  // links that carried traffic, busiest first
-  std::vector<TimeSplit> workers;  // indexed like the worker hosts
-  TimeSplit worker_mean;
-  double ps_busy_s = 0.0;  // head PS device busy time per step (aggregation, head, updates)
   std::string ring_model;  // "message" or "coalesced" where a ring ran
   ComputeSources worker_sources;
   std::optional<ComputeSources> ps_sources;

@@ -7,25 +7,39 @@
 #include <string>
 
 #include "ralp/sim/result.hpp"
+#include "ralp/sim/step_model.hpp"
 
 namespace ralp::sim {
 
 struct SimulateOptions {
   int jobs = 0;                 // simulations running at once; 0 means one per hardware thread
   bool keep_timeline = false;   // keep each strategy's last-step timeline (for --trace)
+  bool keep_messages = false;   // keep every host's sent messages of the last step
   // Called with a one-line progress message ("ralp: cut 12/39 ...") as simulations finish.
   std::function<void(const std::string&)> progress;
 };
 
-// Runs every strategy of the scenario. ralp and hybrid strategies with cut "auto" simulate every
-// valid cut and keep the fastest (ties go to the earlier cut), listing all in cut_search.
-// Speedups against the scenario's first ps and first allreduce strategy are filled in. Throws
-// InputError for bad input found while simulating (a platform file), std::runtime_error when a
-// simulation fails.
+// A strategy with its cut resolved: the scenario's cut, or for cut "auto" the fastest of every
+// valid cut simulated (ties go to the earlier cut), with every trial.
+struct ResolvedStrategy {
+  StrategySpec spec;
+  std::optional<LayerId> cut;  // ralp and hybrid
+  std::vector<CutTrial> search;
+  std::optional<StrategyResult> searched_result;  // the winning trial's result
+};
+
+// Resolves every strategy's cut, once, for both the simulator and the real cluster. Throws like
+// simulate_scenario.
+std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario, const SimulateOptions& options);
+
+// Runs every strategy of the scenario at its resolved cut (resolve_cuts), listing the search in
+// cut_search. Speedups against the scenario's first ps and first allreduce strategy are filled
+// in. Throws InputError for bad input found while simulating (a platform file),
+// std::runtime_error when a simulation fails.
 ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions& options);
 
 // One strategy at one cut (ignored for ps and allreduce), in a child process.
 StrategyResult simulate_isolated(const Scenario& scenario, const StrategySpec& strategy,
-                                 std::optional<LayerId> cut, bool keep_timeline);
+                                 std::optional<LayerId> cut, const RunOptions& run);
 
 }  // namespace ralp::sim

@@ -1,11 +1,11 @@
 // Fusion buffers, cycle ticks and the ring schedule.
-#include "ralp/cluster/fusion.hpp"
+#include "ralp/schedule/fusion.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-namespace ralp::cluster {
+namespace ralp::schedule {
 
 std::vector<std::vector<size_t>> fuse_tensors(const std::vector<int64_t>& bytes, double threshold) {
   std::vector<std::vector<size_t>> buffers;
@@ -50,4 +50,38 @@ RingPhase ring_phase(int64_t member, int64_t members, int64_t phase) {
   return {mod(member + 1 - p), mod(member - p), false};
 }
 
-}  // namespace ralp::cluster
+std::vector<std::vector<size_t>> plan_fusion(const std::vector<int64_t>& bytes,
+                                             const std::vector<double>& ready_at, double threshold,
+                                             double cycle) {
+  if (bytes.size() != ready_at.size()) {
+    throw std::invalid_argument("plan_fusion: one readiness time per tensor");
+  }
+  std::vector<std::vector<size_t>> buffers;
+  size_t next = 0;
+  double tick = 0.0;
+  while (next < bytes.size()) {
+    // Cycles tick every `cycle` seconds from the first readiness; a tick with nothing ready is
+    // skipped, so the next cycle is the first tick at or after the next readiness.
+    if (buffers.empty()) {
+      tick = ready_at[next];
+    } else {
+      tick += cycle;
+      if (ready_at[next] > tick) {
+        tick = cycle > 0.0 ? tick + cycle * std::ceil((ready_at[next] - tick) / cycle)
+                           : ready_at[next];
+      }
+    }
+    size_t end = next;
+    while (end < bytes.size() && ready_at[end] <= tick) ++end;
+    const std::vector<int64_t> taken(bytes.begin() + static_cast<std::ptrdiff_t>(next),
+                                     bytes.begin() + static_cast<std::ptrdiff_t>(end));
+    for (auto& positions : fuse_tensors(taken, threshold)) {
+      for (size_t& p : positions) p += next;
+      buffers.push_back(std::move(positions));
+    }
+    next = end;
+  }
+  return buffers;
+}
+
+}  // namespace ralp::schedule

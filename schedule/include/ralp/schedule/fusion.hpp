@@ -1,14 +1,14 @@
 // Horovod-style tensor fusion and the ring all-reduce schedule, as pure functions: which gradients
 // share a fusion buffer, when a cycle may start, and which chunk each ring member sends, receives
-// and reduces in each phase. The simulator's coordinator follows the same rules
-// (sim/src/step_model.cpp).
+// and reduces in each phase. The step schedule (schedule.hpp) builds its fusion buffers with
+// them, and both the simulator and the real cluster play those buffers.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace ralp::cluster {
+namespace ralp::schedule {
 
 // Splits tensors (their sizes in bytes, in the order they became ready on every worker) into
 // fusion buffers: consecutive tensors while the buffer stays within `threshold` bytes; a tensor
@@ -42,4 +42,13 @@ struct RingPhase {
 };
 RingPhase ring_phase(int64_t member, int64_t members, int64_t phase);
 
-}  // namespace ralp::cluster
+// Horovod's cycle rules applied to predicted readiness: tensors (their bytes, in production
+// order) become ready at `ready_at` seconds (non-decreasing); the first cycle starts when the first
+// tensor is ready and each next one `cycle` seconds later (at the next readiness when none is
+// pending); a cycle takes every tensor ready by its start and fuses them with fuse_tensors.
+// Returns the buffers, as positions into `bytes`, in the order they are all-reduced.
+std::vector<std::vector<size_t>> plan_fusion(const std::vector<int64_t>& bytes,
+                                             const std::vector<double>& ready_at, double threshold,
+                                             double cycle);
+
+}  // namespace ralp::schedule

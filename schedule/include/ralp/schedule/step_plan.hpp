@@ -1,6 +1,6 @@
 // What one synchronous training step is made of, for one strategy: per-layer compute times on
 // the workers and the head PS, the variables and their shards, message sizes, and the PS and
-// compression costs. Pure: no SimGrid here; the step model (step_model.hpp) plays it out.
+// compression costs: the inputs of the step schedule (schedule.hpp). Pure.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/sharding.hpp"
 
-namespace ralp::sim {
+namespace ralp::schedule {
 
 // One gradient tensor for ring all-reduce (a weight or a bias).
 struct Tensor {
@@ -62,8 +62,12 @@ struct StepPlan {
   Seconds head_micro_batch;  // forward + backward of one worker's micro-batch (batch B)
   Seconds head_full_batch;   // forward + backward of all W micro-batches at once (batch W*B)
   int64_t head_param_bytes = 0;
-  int64_t boundary_bytes = 0;  // activations sent by one worker per step (batch B), labels included
-  int64_t activation_grad_bytes = 0;  // returned to each worker
+  // Sent by one worker per step (batch B): every boundary activation, the images when a head
+  // layer reads the model input, and the labels.
+  int64_t boundary_bytes = 0;
+  // Returned to each worker: the gradients of the boundary activations that need one (those of
+  // layers with parameters or whose input needs a gradient; never the model input's).
+  int64_t activation_grad_bytes = 0;
 
   // Device rates.
   BytesPerSecond worker_update_rate;
@@ -101,4 +105,4 @@ inline constexpr int64_t kLabelBytes = 4;
 StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
                         std::optional<LayerId> cut);
 
-}  // namespace ralp::sim
+}  // namespace ralp::schedule

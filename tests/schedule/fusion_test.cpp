@@ -2,10 +2,10 @@
 // that every member ends with the sum.
 #include <gtest/gtest.h>
 
-#include "ralp/cluster/fusion.hpp"
+#include "ralp/schedule/fusion.hpp"
 
 
-namespace ralp::cluster {
+namespace ralp::schedule {
 namespace {
 
 using Buffers = std::vector<std::vector<size_t>>;
@@ -95,4 +95,4 @@ TEST(Fusion, RingPlayedOutSumsEverywhere) {
 }
 
 }  // namespace
-}  // namespace ralp::cluster
+}  // namespace ralp::schedule

@@ -1,11 +1,11 @@
 // Building a strategy's step plan from the scenario and the cost models.
-#include "ralp/sim/step_plan.hpp"
+#include "ralp/schedule/step_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-namespace ralp::sim {
+namespace ralp::schedule {
 namespace {
 
 // Reading and writing a gradient once: fp16 and int8 encoding stream the gradient through
@@ -117,9 +117,20 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
     for (LayerId id = *cut; id < graph.size(); ++id) {
       plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
     }
-    const int64_t activations = whole_bytes(info.boundary_bytes_per_image * double(plan.batch));
+    const auto per_image = [&](LayerId id) {
+      return whole_bytes(graph.layer(id).activation_bytes_per_image()) * plan.batch;
+    };
+    int64_t activations = 0;
+    for (const LayerId id : info.boundary) {
+      activations += per_image(id);
+      const Layer& layer = graph.layer(id);
+      if (layer.params() > 0 || layer.needs_input_gradient) plan.activation_grad_bytes += per_image(id);
+    }
+    if (info.boundary_has_model_input) {
+      activations += whole_bytes(Bytes(static_cast<double>(graph.input_shape().elements()) *
+                                       kBytesPerFloat * static_cast<double>(plan.batch)));
+    }
     plan.boundary_bytes = activations + kLabelBytes * plan.batch;
-    plan.activation_grad_bytes = activations;
     const int64_t head_batch =
         strategy.head_mode == HeadMode::per_worker ? plan.batch : plan.batch * plan.workers;
     plan.ps_sources = sources_of(scenario.ps_device, *ps_model, graph, *cut, graph.size(),
@@ -136,4 +147,4 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   return plan;
 }
 
-}  // namespace ralp::sim
+}  // namespace ralp::schedule

@@ -1,0 +1,377 @@
+// Carrying out one rank's step schedule: the compute thread's device stream, and the MPI thread's
+// sends, receives, copies and ring all-reduces.
+#include "step_executor.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "ralp/schedule/fusion.hpp"
+
+namespace ralp::cluster {
+namespace {
+
+using schedule::Message;
+using schedule::Op;
+using schedule::OpKind;
+using schedule::Pass;
+using schedule::Stream;
+
+// The fault-injection phase an operation enters, or null.
+const char* fault_phase(const Op& op) {
+  switch (op.kind) {
+    case OpKind::compute:
+      switch (op.pass) {
+        case Pass::forward:
+          return "forward";
+        case Pass::backward:
+          return "backward";
+        case Pass::head:
+        case Pass::head_all:
+          return "head";
+        case Pass::none:
+          return nullptr;
+      }
+      return nullptr;
+    case OpKind::aggregate:
+      return "aggregate";
+    case OpKind::update:
+      return "update";
+    case OpKind::send:
+      switch (op.message.kind) {
+        case schedule::MessageKind::pull:
+          return "pull";
+        case schedule::MessageKind::push:
+          return "push";
+        case schedule::MessageKind::activations:
+          return "activations";
+        default:
+          return nullptr;
+      }
+    case OpKind::allreduce:
+      return "ring";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+struct StepExecutor::State {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<int32_t> remaining;  // per op: dependencies not yet complete
+  int64_t step = -1;               // the step whose device stream may run
+  std::vector<uint32_t> device_done;  // completed on the compute thread, not yet accounted
+  std::vector<BusyInterval> device_intervals;
+  std::exception_ptr error;
+  bool stop = false;
+};
+
+StepExecutor::StepExecutor(StrategyContext& context, const schedule::Schedule& schedule,
+                           RoleActions& actions)
+    : ctx_(context),
+      schedule_(schedule),
+      role_(schedule.roles.at(static_cast<size_t>(context.transport.rank()))),
+      actions_(actions) {}
+
+void StepExecutor::run() {
+  const auto& ops = role_.ops;
+  const size_t n = ops.size();
+  if (n == 0) return;
+  Transport& t = ctx_.transport;
+  RankRecord& record = ctx_.record;
+
+  std::vector<std::vector<uint32_t>> dependents(n);
+  std::vector<int32_t> in_degree(n, 0);
+  std::vector<uint32_t> device_ops;
+  // The MPI thread's streams: sends and receives per peer, copies, the ring.
+  struct Lane {
+    Stream kind;
+    int32_t peer;
+    std::vector<uint32_t> ops;
+    size_t next = 0;
+  };
+  std::vector<Lane> lanes;
+  for (uint32_t i = 0; i < n; ++i) {
+    for (const uint32_t a : role_.after_of(ops[i])) {
+      dependents[a].push_back(i);
+      ++in_degree[i];
+    }
+    const Stream kind = ops[i].stream();
+    if (kind == Stream::device) {
+      device_ops.push_back(i);
+      continue;
+    }
+    const int32_t peer = kind == Stream::send || kind == Stream::receive ? ops[i].message.peer : -1;
+    auto lane = std::find_if(lanes.begin(), lanes.end(),
+                             [&](const Lane& l) { return l.kind == kind && l.peer == peer; });
+    if (lane == lanes.end()) {
+      lanes.push_back({kind, peer, {}, 0});
+      lane = lanes.end() - 1;
+    }
+    lane->ops.push_back(i);
+  }
+
+  State state;
+  state.remaining = in_degree;
+  const auto now_reference = [&t] { return t.now_reference(); };
+
+  // The compute thread: the device stream, in list order, one step after another.
+  std::thread compute([&] {
+    try {
+      for (int64_t k = 0; k < ctx_.steps; ++k) {
+        for (const uint32_t i : device_ops) {
+          {
+            std::unique_lock lock(state.mutex);
+            state.changed.wait(lock, [&] {
+              return state.stop || (state.step == k && state.remaining[i] == 0);
+            });
+            if (state.stop) return;
+          }
+          const Op& op = ops[i];
+          if (const char* phase = fault_phase(op)) ctx_.faults.at(phase, k);
+          const double start = now_reference();
+          actions_.run_device(op, k);
+          ctx_.backend.synchronize();
+          const double end = now_reference();
+          std::lock_guard lock(state.mutex);
+          state.device_intervals.push_back({start, end, k, true});
+          state.device_done.push_back(i);
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(state.mutex);
+      state.error = std::current_exception();
+      state.stop = true;
+    }
+  });
+  const auto stop_compute = [&] {
+    {
+      std::lock_guard lock(state.mutex);
+      state.stop = true;
+    }
+    state.changed.notify_all();
+    compute.join();
+  };
+
+  try {
+    const int64_t member = role_.host - schedule_.parameter_servers;
+    const int64_t members = schedule_.workers;
+    for (int64_t k = 0; k < ctx_.steps; ++k) {
+      const bool last_step = k + 1 == ctx_.steps;
+      actions_.begin_step(k);
+      if (k == 0) record.start = now_reference();
+      size_t completed = 0;
+      std::optional<double> part_done;
+      // complete() is called with the state's mutex held.
+      const auto complete = [&](uint32_t i) {
+        ++completed;
+        if (ops[i].ends_part) part_done = std::max(part_done.value_or(0.0), now_reference());
+        for (const uint32_t d : dependents[i]) --state.remaining[d];
+      };
+      for (Lane& lane : lanes) lane.next = 0;
+      {
+        std::lock_guard lock(state.mutex);
+        state.remaining = in_degree;
+        state.step = k;
+      }
+      state.changed.notify_all();
+
+      struct InFlight {
+        Transport::Handle handle;
+        uint32_t op;
+      };
+      std::vector<InFlight> in_flight;
+      // The ring all-reduce in progress, if any.
+      struct Ring {
+        uint32_t op = 0;
+        std::vector<std::span<float>> tensors;
+        std::vector<float> fused, incoming;
+        int64_t phase = 0;
+        Transport::Handle send = 0, receive = 0;
+        double start = 0.0;
+      };
+      std::optional<Ring> ring;
+
+      const auto post_phase = [&](Ring& r) {
+        const auto elements = static_cast<int64_t>(r.fused.size());
+        const schedule::RingPhase p = schedule::ring_phase(member, members, r.phase);
+        const schedule::ChunkRange out = schedule::chunk_range(elements, members, p.send_chunk);
+        const schedule::ChunkRange in = schedule::chunk_range(elements, members, p.receive_chunk);
+        float* landing = r.fused.data() + in.begin;
+        if (p.reduce) {
+          r.incoming.resize(static_cast<size_t>(in.size()));
+          landing = r.incoming.data();
+        }
+        const int next = schedule_.worker_host((member + 1) % members);
+        const int previous = schedule_.worker_host((member + members - 1) % members);
+        r.receive = t.receive(previous, MessageKind::ring, k,
+                              {{landing, static_cast<size_t>(in.size()) * sizeof(float)}});
+        const size_t bytes = static_cast<size_t>(out.size()) * sizeof(float);
+        r.send = t.send(next, MessageKind::ring, k, r.phase, {{r.fused.data() + out.begin, bytes}});
+        if (last_step) {
+          record.sent.push_back({std::string(schedule::to_string(schedule::MessageKind::ring)),
+                                 schedule_.host_name(next), r.phase,
+                                 static_cast<int64_t>(bytes)});
+        }
+      };
+      const auto start_ring = [&](uint32_t i) {
+        Ring r;
+        r.op = i;
+        r.start = now_reference();
+        r.tensors = actions_.ring_tensors(static_cast<size_t>(ops[i].buffer));
+        for (const auto& tensor : r.tensors) r.fused.insert(r.fused.end(), tensor.begin(), tensor.end());
+        if (ctx_.allreduce == AllreduceImplementation::mpi) {
+          MPI_Request request = MPI_REQUEST_NULL;
+          MPI_Iallreduce(MPI_IN_PLACE, r.fused.data(), static_cast<int>(r.fused.size()), MPI_FLOAT,
+                         MPI_SUM, ctx_.workers_comm, &request);
+          r.receive = t.track(request, MessageKind::ring, k);
+          // Counted as a ring would move them; the library's algorithm may move more or less.
+          double bytes = 0.0;
+          for (const Message& m : schedule::ring_messages(schedule_, static_cast<size_t>(ops[i].buffer), member)) {
+            bytes += static_cast<double>(m.wire_bytes());
+          }
+          t.count(k, bytes, bytes);
+        } else {
+          post_phase(r);
+        }
+        ring = std::move(r);
+      };
+      // Advances the ring; returns whether it moved.
+      const auto advance_ring = [&]() -> bool {
+        if (!ring) return false;
+        Ring& r = *ring;
+        if (ctx_.allreduce == AllreduceImplementation::mpi) {
+          if (!t.done(r.receive)) return false;
+          t.release(r.receive);
+        } else {
+          if (!t.done(r.send) || !t.done(r.receive)) return false;
+          t.release(r.send);
+          t.release(r.receive);
+          const schedule::RingPhase p = schedule::ring_phase(member, members, r.phase);
+          if (p.reduce) {
+            const schedule::ChunkRange in = schedule::chunk_range(
+                static_cast<int64_t>(r.fused.size()), members, p.receive_chunk);
+            float* own = r.fused.data() + in.begin;
+            for (int64_t e = 0; e < in.size(); ++e) own[e] += r.incoming[static_cast<size_t>(e)];
+          }
+          if (++r.phase < 2 * (members - 1)) {
+            post_phase(r);
+            return true;
+          }
+        }
+        size_t offset = 0;
+        for (const auto& tensor : r.tensors) {
+          std::memcpy(tensor.data(), r.fused.data() + offset, tensor.size_bytes());
+          offset += tensor.size();
+        }
+        record.intervals.push_back({r.start, now_reference(), k, false});
+        const uint32_t op = r.op;
+        ring.reset();
+        std::lock_guard lock(state.mutex);
+        complete(op);
+        return true;
+      };
+
+      while (completed < n) {
+        bool moved = false;
+        // Launch what is ready on each lane, in list order.
+        for (Lane& lane : lanes) {
+          while (lane.next < lane.ops.size()) {
+            const uint32_t i = lane.ops[lane.next];
+            {
+              std::lock_guard lock(state.mutex);
+              if (state.remaining[i] > 0) break;
+            }
+            const Op& op = ops[i];
+            if (lane.kind == Stream::ring) {
+              if (ring) break;  // one buffer at a time
+              ctx_.faults.at("ring", k);
+              start_ring(i);
+            } else if (lane.kind == Stream::copy) {
+              // Host-device copies happen inside the operations that produce or consume the data.
+              std::lock_guard lock(state.mutex);
+              complete(i);
+            } else if (lane.kind == Stream::send) {
+              if (const char* phase = fault_phase(op)) ctx_.faults.at(phase, k);
+              in_flight.push_back({t.send(op.message.peer, transport_kind(op.message.kind), k,
+                                          op.message.item, actions_.send_pieces(op)),
+                                   i});
+              if (last_step) {
+                record.sent.push_back({std::string(schedule::to_string(op.message.kind)),
+                                       schedule_.host_name(op.message.peer), op.message.item,
+                                       op.message.payload_bytes});
+              }
+            } else {
+              in_flight.push_back({t.receive(op.message.peer, transport_kind(op.message.kind), k,
+                                             actions_.receive_pieces(op)),
+                                   i});
+            }
+            ++lane.next;
+            moved = true;
+          }
+        }
+        t.progress();
+        for (size_t f = in_flight.size(); f-- > 0;) {
+          const InFlight flight = in_flight[f];
+          if (!t.done(flight.handle)) continue;
+          const Op& op = ops[flight.op];
+          double start = t.to_reference(t.posted_at(flight.handle));
+          if (op.kind == OpKind::receive) {
+            const MessageHeader& h = t.header(flight.handle);
+            if (h.item != op.message.item) {
+              throw t.failure("expected " + std::string(schedule::to_string(op.message.kind)) +
+                              " " + std::to_string(op.message.item) + " from " +
+                              schedule_.host_name(op.message.peer) + " and got item " +
+                              std::to_string(h.item));
+            }
+            start = std::max(start, h.posted_at);
+          }
+          record.intervals.push_back({start, now_reference(), k, false});
+          t.release(flight.handle);
+          in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(f));
+          std::lock_guard lock(state.mutex);
+          complete(flight.op);
+          moved = true;
+        }
+        moved = advance_ring() || moved;
+        {
+          std::lock_guard lock(state.mutex);
+          if (state.error) std::rethrow_exception(state.error);
+          for (const uint32_t i : state.device_done) complete(i);
+          moved = moved || !state.device_done.empty();
+          state.device_done.clear();
+        }
+        state.changed.notify_all();
+        if (moved || completed == n) continue;
+        // Nothing to do until a message completes or the compute thread finishes an operation.
+        t.wait_until([&] {
+          std::lock_guard lock(state.mutex);
+          if (!state.device_done.empty() || state.error) return true;
+          for (const InFlight& f : in_flight) {
+            if (t.done(f.handle)) return true;
+          }
+          if (ring && ctx_.allreduce == AllreduceImplementation::ring) {
+            return t.done(ring->send) && t.done(ring->receive);
+          }
+          return ring && t.done(ring->receive);
+        });
+      }
+      record.part_done[static_cast<size_t>(k)] = part_done;
+    }
+  } catch (...) {
+    stop_compute();
+    throw;
+  }
+  stop_compute();
+  std::lock_guard lock(state.mutex);
+  record.intervals.insert(record.intervals.end(), state.device_intervals.begin(),
+                          state.device_intervals.end());
+}
+
+}  // namespace ralp::cluster

@@ -1,0 +1,515 @@
+// Building each strategy's step schedule: the one place where ps, ralp, allreduce and hybrid are
+// defined operation by operation.
+#include "ralp/schedule/schedule.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ralp/schedule/fusion.hpp"
+
+namespace ralp::schedule {
+namespace {
+
+using OpIndex = uint32_t;
+
+double seconds_for(int64_t bytes, BytesPerSecond rate) {
+  return static_cast<double>(bytes) / rate.value();
+}
+
+// Appends operations to one role's list.
+class RoleBuilder {
+ public:
+  explicit RoleBuilder(RoleSchedule& role) : role_(role) {}
+
+  OpIndex add(Op op, const std::vector<OpIndex>& after = {}) {
+    op.after_begin = static_cast<uint32_t>(role_.after.size());
+    for (const OpIndex a : after) role_.after.push_back(a);
+    op.after_end = static_cast<uint32_t>(role_.after.size());
+    role_.ops.push_back(op);
+    return static_cast<OpIndex>(role_.ops.size() - 1);
+  }
+  OpIndex send(MessageKind kind, int32_t peer, int64_t item, int64_t payload,
+               const std::vector<OpIndex>& after = {}) {
+    Op op;
+    op.kind = OpKind::send;
+    op.message = {kind, peer, item, payload};
+    return add(op, after);
+  }
+  OpIndex receive(MessageKind kind, int32_t peer, int64_t item, int64_t payload,
+                  const std::vector<OpIndex>& after = {}) {
+    Op op;
+    op.kind = OpKind::receive;
+    op.message = {kind, peer, item, payload};
+    return add(op, after);
+  }
+  OpIndex device(OpKind kind, double seconds, int64_t bytes, int32_t group,
+                 const std::vector<OpIndex>& after = {}) {
+    Op op;
+    op.kind = kind;
+    op.seconds = seconds;
+    op.bytes = bytes;
+    op.group = group;
+    return add(op, after);
+  }
+  // A copy over PCIe when the device has one in the plan; else nothing, and `after` stands in.
+  std::vector<OpIndex> copy(const std::optional<BytesPerSecond>& pcie, int64_t bytes,
+                            int32_t group, const std::vector<OpIndex>& after) {
+    if (!pcie) return after;
+    return {device(OpKind::copy, seconds_for(bytes, *pcie), bytes, group, after)};
+  }
+  [[nodiscard]] Op& op(OpIndex i) { return role_.ops[i]; }
+
+ private:
+  RoleSchedule& role_;
+};
+
+struct Builder {
+  const StepPlan& plan;
+  Schedule& s;
+
+  [[nodiscard]] int64_t workers() const { return s.workers; }
+  [[nodiscard]] int32_t head_host() const { return s.ps_host(0); }
+
+  // Per group index of s.groups: the groups of each layer.
+  std::vector<std::vector<int32_t>> groups_of_layer;
+
+  void worker(int64_t w) {
+    RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
+    // ps, ralp: the pulls of every variable group, posted at the step's start, in forward order.
+    std::vector<std::vector<OpIndex>> pulled(plan.tail_end);
+    for (LayerId l = 0; l < plan.tail_end; ++l) {
+      for (const int32_t g : groups_of_layer[l]) {
+        const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+        const OpIndex got = r.receive(MessageKind::pull, s.ps_host(group.shard),
+                                      static_cast<int64_t>(group.layer), group.bytes);
+        r.op(got).group = g;
+        for (const OpIndex i : r.copy(plan.worker_pcie, group.bytes, g, {got})) {
+          pulled[l].push_back(i);
+        }
+      }
+    }
+    // ralp, hybrid: the activation gradient comes back from the head PS.
+    std::optional<OpIndex> gradient_back;
+    if (plan.has_head()) {
+      gradient_back = r.receive(MessageKind::activation_gradient, head_host(), w,
+                                plan.activation_grad_bytes);
+    }
+    // allreduce, hybrid: the coordinator's go for each buffer.
+    std::vector<OpIndex> go(s.buffers.size());
+    const bool negotiates = plan.uses_ring() && workers() > 1;
+    if (negotiates && w != 0) {
+      for (size_t b = 0; b < s.buffers.size(); ++b) {
+        go[b] = r.receive(MessageKind::go, s.worker_host(0), static_cast<int64_t>(b), 0);
+      }
+    }
+    std::vector<std::vector<OpIndex>> ready(s.buffers.size());
+    if (negotiates && w == 0) {
+      for (int64_t other = 1; other < workers(); ++other) {
+        for (size_t b = 0; b < s.buffers.size(); ++b) {
+          ready[b].push_back(
+              r.receive(MessageKind::ready, s.worker_host(other), static_cast<int64_t>(b), 0));
+        }
+      }
+    }
+
+    OpIndex last = 0;
+    for (LayerId l = 0; l < plan.tail_end; ++l) {
+      Op op;
+      op.kind = OpKind::compute;
+      op.pass = Pass::forward;
+      op.layer = l;
+      op.seconds = plan.worker[l].forward.value();
+      last = r.add(op, pulled[l]);
+    }
+    std::vector<OpIndex> before_backward;
+    if (plan.has_head()) {
+      const std::vector<OpIndex> staged = r.copy(plan.worker_pcie, plan.boundary_bytes, -1, {last});
+      r.send(MessageKind::activations, head_host(), w, plan.boundary_bytes, staged);
+      before_backward = r.copy(plan.worker_pcie, plan.activation_grad_bytes, -1, {*gradient_back});
+    }
+
+    std::vector<OpIndex> reduced;
+    for (LayerId l = plan.tail_end; l-- > 0;) {
+      Op op;
+      op.kind = OpKind::compute;
+      op.pass = Pass::backward;
+      op.layer = l;
+      op.seconds = plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
+      const OpIndex done = r.add(op, l + 1 == plan.tail_end ? before_backward : std::vector<OpIndex>{});
+      for (const int32_t g : groups_of_layer[l]) {
+        const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+        const int64_t wire = plan.compressed(group.bytes);
+        std::vector<OpIndex> staged = {done};
+        if (plan.compression != CompressionKind::none) {
+          staged = {r.device(OpKind::encode, seconds_for(group.bytes, plan.worker_encode_rate),
+                             group.bytes, g, staged)};
+        }
+        staged = r.copy(plan.worker_pcie, wire, g, staged);
+        const OpIndex push =
+            r.send(MessageKind::push, s.ps_host(group.shard), static_cast<int64_t>(l), wire, staged);
+        r.op(push).group = g;
+      }
+      if (!plan.uses_ring() || workers() == 1) continue;
+      for (size_t b = 0; b < s.buffers.size(); ++b) {
+        const FusionBuffer& buffer = s.buffers[b];
+        if (buffer.last_layer != l) continue;
+        std::vector<OpIndex> start = {done};
+        if (w == 0) {
+          start.insert(start.end(), ready[b].begin(), ready[b].end());
+          for (int64_t other = 1; other < workers(); ++other) {
+            r.send(MessageKind::go, s.worker_host(other), static_cast<int64_t>(b), 0, start);
+          }
+        } else {
+          r.send(MessageKind::ready, s.worker_host(0), static_cast<int64_t>(b), 0, {done});
+          start.push_back(go[b]);
+        }
+        Op all;
+        all.kind = OpKind::allreduce;
+        all.buffer = static_cast<int32_t>(b);
+        all.bytes = buffer.bytes;
+        if (plan.compression != CompressionKind::none) {
+          all.seconds = seconds_for(buffer.bytes, plan.worker_encode_rate);
+        }
+        reduced.push_back(r.add(all, start));
+      }
+    }
+    if (plan.uses_ring()) {
+      Op update;
+      update.kind = OpKind::update;
+      update.bytes = plan.tail_param_bytes;
+      update.seconds = seconds_for(plan.tail_param_bytes, plan.worker_update_rate);
+      update.ends_part = true;
+      r.add(update, reduced);
+    }
+  }
+
+  // A PS shard's pulls, pushes, sums and updates (ps, ralp), and ps-0's head (ralp, hybrid).
+  void parameter_server(int64_t shard) {
+    RoleBuilder r(s.roles[static_cast<size_t>(s.ps_host(shard))]);
+    std::vector<int32_t> mine;  // forward order
+    if (plan.uses_shards()) {
+      for (size_t g = 0; g < s.groups.size(); ++g) {
+        if (s.groups[g].shard == shard) mine.push_back(static_cast<int32_t>(g));
+      }
+    }
+    const bool head = plan.has_head() && shard == 0;
+    const bool agrees = plan.uses_shards() && s.parameter_servers > 1;
+
+    // Receives, posted at the step's start, in the order each worker sends: the boundary of its
+    // micro-batch for the head, then its pushes in backward order; and the other shards' ends.
+    std::vector<OpIndex> boundary;
+    if (head) {
+      for (int64_t w = 0; w < workers(); ++w) {
+        boundary.push_back(
+            r.receive(MessageKind::activations, s.worker_host(w), w, plan.boundary_bytes));
+      }
+    }
+    std::vector<std::vector<OpIndex>> pushed(mine.size());
+    for (size_t i = mine.size(); i-- > 0;) {
+      const VariableGroup& group = s.groups[static_cast<size_t>(mine[i])];
+      for (int64_t w = 0; w < workers(); ++w) {
+        const OpIndex got = r.receive(MessageKind::push, s.worker_host(w),
+                                      static_cast<int64_t>(group.layer),
+                                      plan.compressed(group.bytes));
+        r.op(got).group = mine[i];
+        r.op(got).worker = static_cast<int32_t>(w);
+        pushed[i].push_back(got);
+      }
+    }
+    std::vector<OpIndex> others_done;
+    if (agrees && shard == 0) {
+      for (int64_t other = 1; other < s.parameter_servers; ++other) {
+        others_done.push_back(r.receive(MessageKind::step_done, s.ps_host(other), other, 0));
+      }
+    }
+    if (agrees && shard != 0) r.receive(MessageKind::step_complete, s.ps_host(0), 0, 0);
+
+    // Pulls in forward order; a GPU shard first copies the group's values to the host.
+    std::vector<std::vector<OpIndex>> pulls(mine.size());
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const VariableGroup& group = s.groups[static_cast<size_t>(mine[i])];
+      const std::vector<OpIndex> staged = r.copy(plan.ps_pcie, group.bytes, mine[i], {});
+      for (int64_t w = 0; w < workers(); ++w) {
+        const OpIndex sent = r.send(MessageKind::pull, s.worker_host(w),
+                                    static_cast<int64_t>(group.layer), group.bytes, staged);
+        r.op(sent).group = mine[i];
+        r.op(sent).worker = static_cast<int32_t>(w);
+        pulls[i].push_back(sent);
+      }
+    }
+
+    std::vector<OpIndex> parts;
+    if (head) {
+      const auto head_pass = [&](Pass pass, int32_t worker, double seconds,
+                                 const std::vector<OpIndex>& after) {
+        Op op;
+        op.kind = OpKind::compute;
+        op.pass = pass;
+        op.layer = *plan.cut;
+        op.worker = worker;
+        op.seconds = seconds;
+        return r.add(op, after);
+      };
+      const auto reply = [&](int64_t w, OpIndex after) {
+        const std::vector<OpIndex> staged =
+            r.copy(plan.ps_pcie, plan.activation_grad_bytes, -1, {after});
+        r.send(MessageKind::activation_gradient, s.worker_host(w), w, plan.activation_grad_bytes,
+               staged);
+      };
+      std::vector<OpIndex> arrived;
+      for (int64_t w = 0; w < workers(); ++w) {
+        for (const OpIndex i :
+             r.copy(plan.ps_pcie, plan.boundary_bytes, -1, {boundary[static_cast<size_t>(w)]})) {
+          arrived.push_back(i);
+        }
+      }
+      if (plan.strategy.head_mode == HeadMode::per_worker) {
+        for (int64_t w = 0; w < workers(); ++w) {
+          reply(w, head_pass(Pass::head, static_cast<int32_t>(w), plan.head_micro_batch.value(),
+                             {arrived[static_cast<size_t>(w)]}));
+        }
+      } else {
+        const OpIndex all = head_pass(Pass::head_all, -1, plan.head_full_batch.value(), arrived);
+        for (int64_t w = 0; w < workers(); ++w) reply(w, all);
+      }
+      Op update;
+      update.kind = OpKind::update;
+      update.bytes = plan.head_param_bytes;
+      update.seconds = seconds_for(plan.head_param_bytes, plan.ps_update_rate);
+      update.ends_part = true;
+      parts.push_back(r.add(update));
+    }
+
+    // Sums in backward order, each group's W gradients in worker order, then its update once the
+    // pulls that read its values have left.
+    for (size_t i = mine.size(); i-- > 0;) {
+      const int32_t g = mine[i];
+      const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+      for (int64_t w = 0; w < workers(); ++w) {
+        std::vector<OpIndex> staged = r.copy(plan.ps_pcie, plan.compressed(group.bytes), g,
+                                             {pushed[i][static_cast<size_t>(w)]});
+        if (plan.compression != CompressionKind::none) {
+          staged = {r.device(OpKind::decode, seconds_for(group.bytes, plan.ps_encode_rate),
+                             group.bytes, g, staged)};
+        }
+        const OpIndex summed = r.device(OpKind::aggregate,
+                                        seconds_for(group.bytes, plan.ps_sum_rate), group.bytes,
+                                        g, staged);
+        r.op(summed).worker = static_cast<int32_t>(w);
+      }
+      const OpIndex updated = r.device(OpKind::update,
+                                       seconds_for(group.bytes, plan.ps_update_rate), group.bytes,
+                                       g, pulls[i]);
+      r.op(updated).ends_part = true;
+      parts.push_back(updated);
+    }
+
+    // Several shards: no shard sends the next step's pulls before every shard is done.
+    if (agrees && shard == 0) {
+      std::vector<OpIndex> after = parts;
+      after.insert(after.end(), others_done.begin(), others_done.end());
+      for (int64_t other = 1; other < s.parameter_servers; ++other) {
+        r.send(MessageKind::step_complete, s.ps_host(other), 0, 0, after);
+      }
+    } else if (agrees) {
+      r.send(MessageKind::step_done, s.ps_host(0), shard, 0, parts);
+    }
+  }
+};
+
+std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan) {
+  if (!plan.uses_ring()) return {};
+  // Production order: layers from the last, each layer's tensors in model order, with their
+  // predicted readiness after backward starts.
+  std::vector<size_t> order;
+  std::vector<int64_t> bytes;
+  std::vector<double> ready_at;
+  double t = 0.0;
+  for (LayerId l = plan.tail_end; l-- > 0;) {
+    t += plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+      if (plan.tensors[i].layer != l) continue;
+      order.push_back(i);
+      bytes.push_back(plan.tensors[i].bytes);
+      ready_at.push_back(t);
+    }
+  }
+  std::vector<FusionBuffer> out;
+  for (const auto& positions : plan_fusion(bytes, ready_at, plan.strategy.fusion_threshold.value(),
+                                           plan.strategy.cycle_time.value())) {
+    FusionBuffer buffer;
+    for (const size_t p : positions) {
+      const size_t tensor = order[p];
+      buffer.tensors.push_back(tensor);
+      buffer.bytes += plan.tensors[tensor].bytes;
+      buffer.last_layer = plan.tensors[tensor].layer;
+    }
+    buffer.wire_bytes = plan.compressed(buffer.bytes);
+    out.push_back(std::move(buffer));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(MessageKind kind) {
+  switch (kind) {
+    case MessageKind::pull:
+      return "pull";
+    case MessageKind::push:
+      return "push";
+    case MessageKind::activations:
+      return "activations";
+    case MessageKind::activation_gradient:
+      return "activation gradient";
+    case MessageKind::ready:
+      return "ready";
+    case MessageKind::go:
+      return "go";
+    case MessageKind::ring:
+      return "ring all-reduce";
+    case MessageKind::step_done:
+      return "step done";
+    case MessageKind::step_complete:
+      return "step complete";
+  }
+  return "message";
+}
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::compute:
+      return "compute";
+    case OpKind::aggregate:
+      return "aggregate";
+    case OpKind::update:
+      return "update";
+    case OpKind::encode:
+      return "encode";
+    case OpKind::decode:
+      return "decode";
+    case OpKind::copy:
+      return "copy";
+    case OpKind::send:
+      return "send";
+    case OpKind::receive:
+      return "receive";
+    case OpKind::allreduce:
+      return "allreduce";
+  }
+  return "op";
+}
+
+std::string_view to_string(Pass pass) {
+  switch (pass) {
+    case Pass::none:
+      return "none";
+    case Pass::forward:
+      return "forward";
+    case Pass::backward:
+      return "backward";
+    case Pass::head:
+      return "head";
+    case Pass::head_all:
+      return "head_all";
+  }
+  return "pass";
+}
+
+Stream Op::stream() const {
+  switch (kind) {
+    case OpKind::copy:
+      return Stream::copy;
+    case OpKind::send:
+      return Stream::send;
+    case OpKind::receive:
+      return Stream::receive;
+    case OpKind::allreduce:
+      return Stream::ring;
+    default:
+      return Stream::device;
+  }
+}
+
+Schedule build_schedule(const StepPlan& plan, int64_t parameter_servers) {
+  if ((plan.uses_shards() || plan.has_head()) && parameter_servers < 1) {
+    throw std::invalid_argument(std::string(to_string(plan.strategy.kind)) +
+                                " needs a parameter server");
+  }
+  if (plan.uses_shards() && plan.shards > parameter_servers) {
+    throw std::invalid_argument("the plan's shards outnumber the parameter servers");
+  }
+  Schedule s;
+  s.plan = plan;
+  s.parameter_servers = parameter_servers;
+  s.workers = plan.workers;
+  for (int64_t i = 0; i < parameter_servers; ++i) {
+    s.roles.push_back({static_cast<int32_t>(i), "ps-" + std::to_string(i), {}, {}});
+  }
+  for (int64_t w = 0; w < plan.workers; ++w) {
+    s.roles.push_back(
+        {static_cast<int32_t>(parameter_servers + w), "worker-" + std::to_string(w), {}, {}});
+  }
+  for (const auto& layer_groups : plan.groups_by_layer) {
+    for (const VariableGroup& g : layer_groups) s.groups.push_back(g);
+  }
+  s.buffers = fusion_buffers(plan);
+
+  Builder b{plan, s, std::vector<std::vector<int32_t>>(plan.tail_end)};
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    b.groups_of_layer[s.groups[g].layer].push_back(static_cast<int32_t>(g));
+  }
+  for (int64_t i = 0; i < parameter_servers; ++i) b.parameter_server(i);
+  for (int64_t w = 0; w < plan.workers; ++w) b.worker(w);
+  for (const RoleSchedule& role : s.roles) {
+    for (const Op& op : role.ops) s.parts_per_step += op.ends_part ? 1 : 0;
+  }
+  return s;
+}
+
+std::vector<Message> sends_of(const RoleSchedule& role) {
+  std::vector<Message> out;
+  for (const Op& op : role.ops) {
+    if (op.kind == OpKind::send) out.push_back(op.message);
+  }
+  return out;
+}
+
+std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int64_t member) {
+  const int64_t members = schedule.workers;
+  std::vector<Message> out;
+  if (members < 2) return out;
+  const FusionBuffer& b = schedule.buffers.at(buffer);
+  const int64_t elements = b.bytes / static_cast<int64_t>(kBytesPerFloat);
+  const int32_t next = schedule.worker_host((member + 1) % members);
+  for (int64_t phase = 0; phase < 2 * (members - 1); ++phase) {
+    const RingPhase p = ring_phase(member, members, phase);
+    const ChunkRange chunk = chunk_range(elements, members, p.send_chunk);
+    const int64_t raw = chunk.size() * static_cast<int64_t>(kBytesPerFloat);
+    out.push_back({MessageKind::ring, next, phase, schedule.plan.compressed(raw)});
+  }
+  return out;
+}
+
+std::vector<HostBytes> bytes_per_host(const Schedule& schedule) {
+  std::vector<HostBytes> out(schedule.roles.size());
+  const auto count = [&](int32_t src, const Message& m) {
+    out[static_cast<size_t>(src)].out += m.wire_bytes();
+    out[static_cast<size_t>(m.peer)].in += m.wire_bytes();
+  };
+  for (const RoleSchedule& role : schedule.roles) {
+    for (const Op& op : role.ops) {
+      if (op.kind == OpKind::send) count(role.host, op.message);
+      if (op.kind == OpKind::allreduce) {
+        const int64_t member = role.host - schedule.parameter_servers;
+        for (const Message& m :
+             ring_messages(schedule, static_cast<size_t>(op.buffer), member)) {
+          count(role.host, m);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ralp::schedule

@@ -1,0 +1,121 @@
+// The simulator and the real cluster carry out the same schedule: for every strategy, on both
+// CIFAR nets, with 1 PS + 2 workers and 2 PS + 3 workers, cut given and "auto", every host sends
+// the same messages (peer, kind, item, payload bytes) in the same order on each connection, both
+// resolve "auto" to the same cut, and bytes per host equal the schedule's exactly, headers counted.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <tuple>
+
+#include "../support/run_command.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/core/scenario.hpp"
+#include "ralp/schedule/schedule.hpp"
+
+namespace ralp {
+namespace {
+
+using testing::ralp_binary;
+using testing::run_command;
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char name[] = "/tmp/ralp-agreement-test-XXXXXX";
+    path = mkdtemp(name);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::string write_scenario(const std::filesystem::path& dir, const std::string& model,
+                           const std::string& cut, int ps, int workers) {
+  const std::string file = (dir / "s.json").string();
+  std::ofstream(file) << R"({"name": "agreement", "model": ")" << model
+                      << R"(", "batch_per_worker": 4,
+      "cluster": {"workers": )" << workers << R"(, "parameter_servers": )" << ps
+                      << R"(, "worker_device": "cpu-core",
+                  "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
+      "strategies": ["ps", {"name": "ps", "label": "ps-greedy", "sharding": "greedy"},
+                     {"name": "ralp", "label": "ralp-auto"}, {"name": "ralp", "cut": ")" << cut << R"("},
+                     {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
+                     {"name": "hybrid", "label": "hybrid-auto"},
+                     {"name": "hybrid", "cut": ")" << cut << R"(", "head_mode": "all_workers"}],
+      "steps": 1, "warmup_steps": 1, "seed": 3,
+      "training": {"step_timeout": "30s", "threads": 1}})";
+  return file;
+}
+
+// Each connection's messages in order: (sender, peer, kind) -> [(item, payload bytes)].
+using Channels = std::map<std::tuple<size_t, std::string, std::string>,
+                          std::vector<std::pair<int64_t, int64_t>>>;
+Channels channels(const Json& result) {
+  Channels out;
+  const Json& hosts = result.at("messages");
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    for (const Json& m : hosts[h]) {
+      out[{h, m[1].get<std::string>(), m[0].get<std::string>()}].emplace_back(
+          m[2].get<int64_t>(), m[3].get<int64_t>());
+    }
+  }
+  return out;
+}
+
+void check_agreement(const std::string& model, const std::string& cut, int ps, int workers) {
+  SCOPED_TRACE(model + ", " + std::to_string(ps) + " PS + " + std::to_string(workers) + " workers");
+  const TempDir dir;
+  const std::string file = write_scenario(dir.path, model, cut, ps, workers);
+  const std::string predicted = (dir.path / "predicted.json").string();
+  const std::string measured = (dir.path / "measured.json").string();
+  const auto sim = run_command(ralp_binary() + " simulate --quiet --messages " + file +
+                               " --json " + predicted);
+  if (sim.status != 0 && sim.err.find("not built") != std::string::npos) {
+    GTEST_SKIP() << "this build has no simulator: " << sim.err;
+  }
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  const auto real = run_command(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 200 " RALP_MPIEXEC
+      " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
+      " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1 -np " +
+      std::to_string(ps + workers) + " " + ralp_binary() + " cluster --quiet --messages " + file +
+      " --json " + measured);
+  ASSERT_EQ(real.status, 0) << real.out << real.err;
+
+  const Json p = parse_json_text(testing::read_file(predicted), predicted);
+  const Json m = parse_json_text(testing::read_file(measured), measured);
+  const Scenario scenario = load_scenario(file);
+  ASSERT_EQ(p["results"].size(), scenario.strategies.size());
+  ASSERT_EQ(m["results"].size(), scenario.strategies.size());
+  for (size_t i = 0; i < scenario.strategies.size(); ++i) {
+    const Json& a = p["results"][i];
+    const Json& b = m["results"][i];
+    SCOPED_TRACE(a["strategy"].get<std::string>());
+    EXPECT_EQ(a["strategy"], b["strategy"]);
+    EXPECT_EQ(a["cut"], b["cut"]);
+    EXPECT_EQ(channels(a), channels(b));
+    // Bytes per host: the simulator's, the real run's and the schedule's, exactly.
+    std::optional<LayerId> cut;
+    if (!a["cut"].is_null()) cut = scenario.model.find(a["cut"].get<std::string>());
+    const schedule::Schedule s = schedule::build_schedule(
+        schedule::make_step_plan(scenario, scenario.strategies[i], cut), ps);
+    const auto expected = schedule::bytes_per_host(s);
+    ASSERT_EQ(a["hosts"].size(), expected.size());
+    ASSERT_EQ(b["hosts"].size(), expected.size());
+    for (size_t h = 0; h < expected.size(); ++h) {
+      SCOPED_TRACE(a["hosts"][h]["name"].get<std::string>());
+      EXPECT_EQ(a["hosts"][h]["bytes_in"].get<double>(), static_cast<double>(expected[h].in));
+      EXPECT_EQ(a["hosts"][h]["bytes_out"].get<double>(), static_cast<double>(expected[h].out));
+      EXPECT_EQ(b["hosts"][h]["bytes_in"].get<double>(), static_cast<double>(expected[h].in));
+      EXPECT_EQ(b["hosts"][h]["bytes_out"].get<double>(), static_cast<double>(expected[h].out));
+    }
+  }
+}
+
+TEST(Agreement, AlexNetOnePsTwoWorkers) { check_agreement("cifar_alexnet", "fc3", 1, 2); }
+TEST(Agreement, AlexNetTwoPsThreeWorkers) { check_agreement("cifar_alexnet", "fc3", 2, 3); }
+TEST(Agreement, AllConvOnePsTwoWorkers) { check_agreement("cifar_allconv", "fc", 1, 2); }
+TEST(Agreement, AllConvTwoPsThreeWorkers) { check_agreement("cifar_allconv", "fc", 2, 3); }
+
+}  // namespace
+}  // namespace ralp

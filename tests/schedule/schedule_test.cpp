@@ -1,0 +1,154 @@
+// The step schedule on cases small enough to list by hand: one FC layer of S bytes, two workers,
+// each strategy's messages, their bytes, and what waits for what.
+#include <gtest/gtest.h>
+
+#include "ralp/schedule/fusion.hpp"
+#include "ralp/schedule/schedule.hpp"
+
+namespace ralp::schedule {
+namespace {
+
+// input [1000] -> fc (1000 -> 10, no bias) -> softmax: S = 40,000 bytes of weights.
+constexpr int64_t kWeightBytes = 1000 * 10 * 4;
+constexpr int64_t kBatch = 8;
+
+Scenario scenario(const std::string& strategies, int workers = 2, int parameter_servers = 1) {
+  const std::string text = R"({"name": "t", "model": {"name": "fc", "input": [1000, 1, 1],
+      "layers": [{"name": "fc", "type": "fc", "out_features": 10, "bias": false},
+                 {"name": "loss", "type": "softmax_cross_entropy"}]},
+      "batch_per_worker": 8, "cluster": {"workers": )" +
+                           std::to_string(workers) + R"(, "parameter_servers": )" +
+                           std::to_string(parameter_servers) + R"(, "worker_device": "v100",
+      "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+      "strategies": )" + strategies + R"(, "pcie_copies": false})";
+  return parse_scenario(parse_json_text(text, "t.json"), "t.json", ".");
+}
+
+Schedule schedule_of(const Scenario& s, std::optional<LayerId> cut = std::nullopt) {
+  return build_schedule(make_step_plan(s, s.strategies[0], cut), s.parameter_servers);
+}
+
+std::vector<Message> receives_of(const RoleSchedule& role) {
+  std::vector<Message> out;
+  for (const Op& op : role.ops) {
+    if (op.kind == OpKind::receive) out.push_back(op.message);
+  }
+  return out;
+}
+
+TEST(Schedule, PsPullsThenPushesOneMessagePerWorker) {
+  const Schedule s = schedule_of(scenario(R"(["ps"])"));
+  ASSERT_EQ(s.roles.size(), 3u);
+  // ps-0 (host 0) sends each worker (hosts 1, 2) the layer's weights, and receives its gradient.
+  EXPECT_EQ(sends_of(s.roles[0]), (std::vector<Message>{{MessageKind::pull, 1, 0, kWeightBytes},
+                                                       {MessageKind::pull, 2, 0, kWeightBytes}}));
+  EXPECT_EQ(receives_of(s.roles[0]),
+            (std::vector<Message>{{MessageKind::push, 1, 0, kWeightBytes},
+                                  {MessageKind::push, 2, 0, kWeightBytes}}));
+  EXPECT_EQ(sends_of(s.roles[1]), (std::vector<Message>{{MessageKind::push, 0, 0, kWeightBytes}}));
+  EXPECT_EQ(receives_of(s.roles[2]),
+            (std::vector<Message>{{MessageKind::pull, 0, 0, kWeightBytes}}));
+  // Two pulls and two pushes, each with its 24-byte header.
+  const auto bytes = bytes_per_host(s);
+  EXPECT_EQ(bytes[0], (HostBytes{2 * (kWeightBytes + kHeaderBytes), 2 * (kWeightBytes + kHeaderBytes)}));
+  EXPECT_EQ(bytes[1], (HostBytes{kWeightBytes + kHeaderBytes, kWeightBytes + kHeaderBytes}));
+  // One update of the one variable group ends the step.
+  EXPECT_EQ(s.parts_per_step, 1);
+}
+
+TEST(Schedule, PsUpdatesOnlyAfterEverySumAndPull) {
+  const Schedule s = schedule_of(scenario(R"(["ps"])"));
+  const RoleSchedule& ps = s.roles[0];
+  std::vector<size_t> aggregates, pulls;
+  size_t update = 0;
+  for (size_t i = 0; i < ps.ops.size(); ++i) {
+    if (ps.ops[i].kind == OpKind::aggregate) aggregates.push_back(i);
+    if (ps.ops[i].kind == OpKind::send) pulls.push_back(i);
+    if (ps.ops[i].kind == OpKind::update) update = i;
+  }
+  ASSERT_EQ(aggregates.size(), 2u);
+  // Sums in worker order, then the update, which waits for both pulls to have left.
+  EXPECT_EQ(ps.ops[aggregates[0]].worker, 0);
+  EXPECT_EQ(ps.ops[aggregates[1]].worker, 1);
+  EXPECT_GT(update, aggregates[1]);
+  const auto after = ps.after_of(ps.ops[update]);
+  EXPECT_EQ(std::vector<uint32_t>(after.begin(), after.end()),
+            (std::vector<uint32_t>{static_cast<uint32_t>(pulls[0]), static_cast<uint32_t>(pulls[1])}));
+  EXPECT_TRUE(ps.ops[update].ends_part);
+}
+
+TEST(Schedule, RalpSendsActivationsAndReturnsOnlyNeededGradients) {
+  // Cut at the loss: the head is the softmax; each worker sends B x 10 activations and B labels
+  // and gets B x 10 gradients back; no weight crosses the network.
+  const Scenario sc = scenario(R"([{"name": "ralp", "cut": "loss"}])");
+  const Schedule s = schedule_of(sc, 1);
+  const int64_t activations = kBatch * 10 * 4;
+  const int64_t labels = kBatch * 4;
+  // The fc layer stays on the workers, its weights on the shard.
+  EXPECT_EQ(sends_of(s.roles[1]),
+            (std::vector<Message>{{MessageKind::activations, 0, 0, activations + labels},
+                                  {MessageKind::push, 0, 0, kWeightBytes}}));
+  EXPECT_EQ(sends_of(s.roles[0]),
+            (std::vector<Message>{{MessageKind::pull, 1, 0, kWeightBytes},
+                                  {MessageKind::pull, 2, 0, kWeightBytes},
+                                  {MessageKind::activation_gradient, 1, 0, activations},
+                                  {MessageKind::activation_gradient, 2, 1, activations}}));
+  // Parts: the head's update and the fc group's.
+  EXPECT_EQ(s.parts_per_step, 2);
+}
+
+TEST(Schedule, AllreduceNegotiatesThenRings) {
+  // ps-0 (host 0) idles; the workers are hosts 1 and 2.
+  const Schedule s = schedule_of(scenario(R"(["allreduce"])"));
+  ASSERT_EQ(s.roles.size(), 3u);
+  EXPECT_TRUE(s.roles[0].ops.empty());
+  ASSERT_EQ(s.buffers.size(), 1u);
+  EXPECT_EQ(s.buffers[0].bytes, kWeightBytes);
+  // worker-1 tells the coordinator the buffer is ready; worker-0 says go.
+  EXPECT_EQ(sends_of(s.roles[2]), (std::vector<Message>{{MessageKind::ready, 1, 0, 0}}));
+  EXPECT_EQ(sends_of(s.roles[1]), (std::vector<Message>{{MessageKind::go, 2, 0, 0}}));
+  // Two phases of half the buffer each: reduce-scatter, then allgather.
+  EXPECT_EQ(ring_messages(s, 0, 0), (std::vector<Message>{{MessageKind::ring, 2, 0, kWeightBytes / 2},
+                                                          {MessageKind::ring, 2, 1, kWeightBytes / 2}}));
+  const auto bytes = bytes_per_host(s);
+  EXPECT_EQ(bytes[0], (HostBytes{0, 0}));
+  EXPECT_EQ(bytes[1].out, kHeaderBytes + 2 * (kWeightBytes / 2 + kHeaderBytes));
+  EXPECT_EQ(bytes[1].in, kHeaderBytes + 2 * (kWeightBytes / 2 + kHeaderBytes));
+  // Each worker's update ends its part.
+  EXPECT_EQ(s.parts_per_step, 2);
+}
+
+TEST(Schedule, SeveralShardsAgreeOnTheStepsEnd) {
+  // Two shards, one variable: shard 1 idles but still reports to ps-0, which answers.
+  const Schedule s = schedule_of(scenario(R"(["ps"])", 2, 2));
+  EXPECT_EQ(sends_of(s.roles[1]), (std::vector<Message>{{MessageKind::step_done, 0, 1, 0}}));
+  const auto ps0 = sends_of(s.roles[0]);
+  ASSERT_FALSE(ps0.empty());
+  EXPECT_EQ(ps0.back(), (Message{MessageKind::step_complete, 1, 0, 0}));
+}
+
+TEST(Schedule, NeedsParameterServersWhereTheStrategyDoes) {
+  const Scenario sc = scenario(R"(["allreduce"])");
+  EXPECT_THROW(build_schedule(make_step_plan(sc, {StrategyKind::ps, "ps"}, std::nullopt), 0),
+               std::invalid_argument);
+}
+
+TEST(Fusion, CyclesTakeWhatIsReadyAtTheirTick) {
+  // Ready at 0, 1, 2.5 and 7 ms with a 2 ms cycle: ticks at 0 (tensor 0), 2 ms (tensor 1),
+  // 4 ms (tensor 2), and, with nothing pending at 6 ms, 8 ms (tensor 3).
+  const std::vector<int64_t> bytes = {10, 10, 10, 10};
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 2e-3),
+            (std::vector<std::vector<size_t>>{{0}, {1}, {2}, {3}}));
+  // A 5 ms cycle: tick 0 takes tensor 0, tick 5 ms takes 1 and 2, tick 10 ms takes 3.
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 5e-3),
+            (std::vector<std::vector<size_t>>{{0}, {1, 2}, {3}}));
+  // The threshold still splits one cycle's tensors.
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 0.0, 0.0}, 25, 5e-3),
+            (std::vector<std::vector<size_t>>{{0, 1}, {2, 3}}));
+  // No cycle: every distinct readiness is its own cycle.
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 1.0, 2.0}, 1e9, 0.0),
+            (std::vector<std::vector<size_t>>{{0, 1}, {2}, {3}}));
+}
+
+}  // namespace
+}  // namespace ralp::schedule
