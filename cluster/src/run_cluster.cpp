@@ -239,7 +239,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       }
       start_together(transport, patience);
 
-      transport.begin_strategy(steps, nullptr);
+      transport.begin_strategy(steps);
       StrategyContext ctx{scenario,
                           spec,
                           planned.cut,
@@ -268,7 +268,6 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       FinalParameters final_parameters = actions->final_parameters();
       ctx.record.bytes_in = transport.bytes_in();
       ctx.record.bytes_out = transport.bytes_out();
-      transport.end_strategy();
 
       if (rank != 0) {
         std::string bytes = to_json(ctx.record).dump();

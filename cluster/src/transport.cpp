@@ -60,6 +60,10 @@ size_t payload_of(const std::vector<Piece>& pieces) {
 
 }  // namespace
 
+double monotonic_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 std::string_view describe(MessageKind kind) {
   switch (kind) {
     case MessageKind::clock:
@@ -125,10 +129,9 @@ Transport::Handle Transport::allocate() {
   return slots_.size() - 1;
 }
 
-void Transport::begin_strategy(int64_t steps, PhaseClock* clock) {
+void Transport::begin_strategy(int64_t steps) {
   bytes_in_.assign(static_cast<size_t>(steps), 0.0);
   bytes_out_.assign(static_cast<size_t>(steps), 0.0);
-  clock_ = clock;
 }
 
 Transport::Handle Transport::send(int peer, MessageKind kind, int64_t step, int64_t item,
@@ -216,9 +219,6 @@ void Transport::complete(Slot& s, const MPI_Status& status) {
   if (s.step >= 0 && s.step < static_cast<int64_t>(bytes_in_.size())) {
     bytes_in_[static_cast<size_t>(s.step)] += static_cast<double>(expected);
   }
-  const double posted = from_reference(s.header.posted_at);
-  latest_posted_ = receive_completed_ ? std::max(latest_posted_, posted) : posted;
-  receive_completed_ = true;
 }
 
 bool Transport::progress() {
@@ -313,33 +313,13 @@ void Transport::time_out(double waited) const {
 
 void Transport::wait_until(const std::function<bool()>& ready, double timeout_s) {
   const double start = monotonic_seconds();
-  receive_completed_ = false;
-  bool saw_send = false;
-  bool saw_receive = false;
   for (int checks = 0;; ++checks) {
     progress();
-    if (ready()) break;
-    for (const Handle h : pending_) (slots_[h].is_send ? saw_send : saw_receive) = true;
-    const double now = monotonic_seconds();
+    if (ready()) return;
     const double limit = timeout_s > 0.0 ? timeout_s : timeout_ * patience();
-    if (now - start > limit) time_out(limit);
+    if (monotonic_seconds() - start > limit) time_out(limit);
     if (checks >= kSpinChecks) std::this_thread::sleep_for(kPollSleep);
   }
-  if (clock_ == nullptr) return;
-  const double end = monotonic_seconds();
-  // Received: waiting until the peer posted, receiving after. Only sends outstanding: sending.
-  // Otherwise (time made us ready: a fusion cycle came due): waiting.
-  Phase tail = Phase::receive;
-  double split = end;
-  if (receive_completed_) {
-    split = std::clamp(latest_posted_, start, end);
-  } else if (saw_send && !saw_receive) {
-    tail = Phase::send;
-    split = start;
-  }
-  const Phase previous = clock_->switch_to(Phase::waiting, start);
-  clock_->switch_to(tail, split);
-  clock_->switch_to(previous, end);
 }
 
 void Transport::wait(Handle h, double timeout_s) {

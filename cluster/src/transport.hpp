@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "ralp/cluster/mpi_session.hpp"
-#include "ralp/cluster/phase_clock.hpp"
 #include "ralp/cluster/roles.hpp"
 #include "ralp/schedule/schedule.hpp"
 
@@ -44,6 +43,9 @@ inline MessageKind transport_kind(schedule::MessageKind kind) {
 }
 // How messages of a kind are named in failure messages: "pull", "ring all-reduce".
 std::string_view describe(MessageKind kind);
+
+// Seconds on a monotonic clock shared by the processes of one machine (CLOCK_MONOTONIC).
+double monotonic_seconds();
 
 // A contiguous piece of a message's payload; a message is its header plus pieces, in order.
 struct Piece {
@@ -85,9 +87,8 @@ class Transport {
   [[nodiscard]] double from_reference(double reference) const { return reference - offset_; }
   [[nodiscard]] double now_reference() const { return to_reference(monotonic_seconds()); }
 
-  // Starts a strategy of `steps` steps: byte counters restart, and waits charge `clock`.
-  void begin_strategy(int64_t steps, PhaseClock* clock);
-  void end_strategy() { clock_ = nullptr; }
+  // Starts a strategy of `steps` steps: byte counters restart.
+  void begin_strategy(int64_t steps);
   [[nodiscard]] const std::vector<double>& bytes_in() const { return bytes_in_; }
   [[nodiscard]] const std::vector<double>& bytes_out() const { return bytes_out_; }
 
@@ -113,12 +114,9 @@ class Transport {
   // Forgets a completed message.
   void release(Handle h);
 
-  // Waits, driving progress(), until `ready()` is true; `ready` only looks (work it unblocks is
-  // done after the wait, so that its time is charged to its own phase). The wait is charged to the
-  // phase clock: waiting until the latest message that completed meanwhile was posted, receiving
-  // from then on (or sending, when only sends were outstanding). Throws ClusterFailure naming the
-  // ranks of the outstanding messages when nothing made `ready()` true within the timeout
-  // (`timeout_s` overrides it).
+  // Waits, driving progress(), until `ready()` is true; `ready` only looks (the work it unblocks
+  // is done after the wait). Throws ClusterFailure naming the ranks of the outstanding messages
+  // when nothing made `ready()` true within the timeout (`timeout_s` overrides it).
   void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0);
   void wait(Handle h, double timeout_s = 0.0);  // then release it
   void wait_all(std::vector<Handle>& hs, double timeout_s = 0.0);  // then release, clear hs
@@ -163,10 +161,6 @@ class Transport {
   std::vector<Handle> free_;
   std::vector<Handle> pending_;  // posted, not yet complete
   std::vector<double> bytes_in_, bytes_out_;
-  PhaseClock* clock_ = nullptr;
-  // Latest posting time (local clock) of a receive that completed during the current wait.
-  double latest_posted_ = 0.0;
-  bool receive_completed_ = false;
 };
 
 }  // namespace ralp::cluster
