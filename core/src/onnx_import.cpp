@@ -6,16 +6,18 @@
 // (Shape, Gather, Unsqueeze, Concat feeding a Reshape) is evaluated on the constants, so a
 // Reshape to [batch, features] becomes a flatten layer. Weights are read only for their
 // dimensions: external-data files need not be present.
+#include "ralp/core/onnx_import.hpp"
+
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
-
-#include "ralp/core/onnx_import.hpp"
 
 namespace ralp {
 namespace {
@@ -43,6 +45,14 @@ struct Value {
   std::vector<int64_t> dims;
   std::optional<std::vector<double>> values;
 };
+
+// ONNX stores these attributes as floats: 1e-5 arrives as 9.99999975e-06. Seven significant
+// digits give back the number that was written.
+double from_float(float f) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", static_cast<double>(f));
+  return std::strtod(text, nullptr);
+}
 
 int64_t element_count(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -82,6 +92,7 @@ Value constant_from_tensor(const onnx::TensorProto& t) {
     case onnx::TensorProto::FLOAT:
       v.values = raw ? raw_values<float>(t.raw_data())
                      : std::vector<double>(t.float_data().begin(), t.float_data().end());
+      for (double& x : *v.values) x = from_float(static_cast<float>(x));
       break;
     case onnx::TensorProto::DOUBLE:
       v.values = raw ? raw_values<double>(t.raw_data())
@@ -123,8 +134,8 @@ std::string lower(std::string_view s) {
 std::string sanitise(std::string_view s) {
   std::string out;
   for (const char c : s) {
-    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ||
-                      c == '-';
+    const bool keep =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
     out += keep ? c : '_';
   }
   return out;
@@ -204,9 +215,7 @@ class Importer {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw InputError(file_, "", problem);
-  }
+  [[noreturn]] void fail(const std::string& problem) const { throw InputError(file_, "", problem); }
   [[noreturn]] void fail_node(const onnx::NodeProto& node, const std::string& problem) const {
     fail("node '" + node.name() + "' (" + node.op_type() + ") " + problem);
   }
@@ -238,7 +247,8 @@ class Importer {
     const NameParts parts = split_node_name(node);
     std::string name = parts.scope;
     if (name.empty() || scope_prefixes_.contains(name)) {
-      const std::string op = sanitise(lower(parts.op_part.empty() ? node.op_type() : parts.op_part));
+      const std::string op =
+          sanitise(lower(parts.op_part.empty() ? node.op_type() : parts.op_part));
       name = name.empty() ? op : name + "." + op;
     }
     if (name == kModelInputName) name += "_layer";
@@ -351,7 +361,7 @@ class Importer {
   }
   double float_attr(const onnx::NodeProto& node, std::string_view name, double fallback) const {
     const auto* a = attribute(node, name);
-    return a != nullptr ? a->f() : fallback;
+    return a != nullptr ? from_float(a->f()) : fallback;
   }
   std::string string_attr(const onnx::NodeProto& node, std::string_view name,
                           std::string fallback) const {
@@ -435,8 +445,7 @@ class Importer {
     }
     if (layer.params() != expected_params) {
       fail_node(node, "has initializers of " + std::to_string(expected_params) +
-                          " parameters where its shape implies " +
-                          std::to_string(layer.params()));
+                          " parameters where its shape implies " + std::to_string(layer.params()));
     }
     specs_.push_back(spec);
     node_names_.push_back(node.name());
@@ -523,9 +532,10 @@ class Importer {
                           "-dimensional weights; ralp imports 2-D convolutions");
     }
     const std::pair<int, int> kernel{static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])};
-    if (attribute(node, "kernel_shape") != nullptr && pair_attr(node, "kernel_shape", {}) != kernel) {
-      fail_node(node, "has a kernel_shape that differs from its weights' [" + join_ints(w.dims) +
-                          "]");
+    if (attribute(node, "kernel_shape") != nullptr &&
+        pair_attr(node, "kernel_shape", {}) != kernel) {
+      fail_node(node,
+                "has a kernel_shape that differs from its weights' [" + join_ints(w.dims) + "]");
     }
     Conv2dAttrs a;
     a.out_channels = w.dims[0];
@@ -576,8 +586,8 @@ class Importer {
       a.count_include_pad = include || !own_pads;
     }
     // A 1x1 window with stride 1 copies its input (an adaptive pool at its output size): no layer.
-    if (a.kernel_h == 1 && a.kernel_w == 1 && a.stride_h == 1 && a.stride_w == 1 &&
-        a.pad_h == 0 && a.pad_w == 0) {
+    if (a.kernel_h == 1 && a.kernel_w == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 &&
+        a.pad_w == 0) {
       set_output(node, x);
       return;
     }
@@ -599,8 +609,8 @@ class Importer {
   void fully_connected(const onnx::NodeProto& node, const Value& x, int64_t in, int64_t out,
                        bool bias, int64_t params) {
     if (in != x.shape.channels) {
-      fail_node(node, "has weights for " + std::to_string(in) + " input features, but its input has " +
-                          std::to_string(x.shape.channels));
+      fail_node(node, "has weights for " + std::to_string(in) +
+                          " input features, but its input has " + std::to_string(x.shape.channels));
     }
     add_layer(node,
               LayerSpec{.kind = LayerKind::fully_connected,
@@ -642,13 +652,14 @@ class Importer {
     const Value& c = a.is_constant ? a : b;
     if (x.is_constant || !bias_free_fc_ || *bias_free_fc_ != specs_.size() - 1 ||
         x.layer != specs_.back().name) {
-      fail_node(node, "adds a constant to an activation; ralp imports that only as the bias of "
-                      "the MatMul before it");
+      fail_node(node,
+                "adds a constant to an activation; ralp imports that only as the bias of "
+                "the MatMul before it");
     }
     auto& attrs = std::get<FullyConnectedAttrs>(specs_.back().attrs);
     if (element_count(c.dims) != attrs.out_features) {
-      fail_node(node, "adds a bias of " + std::to_string(element_count(c.dims)) +
-                          " values to " + std::to_string(attrs.out_features) + " features");
+      fail_node(node, "adds a bias of " + std::to_string(element_count(c.dims)) + " values to " +
+                          std::to_string(attrs.out_features) + " features");
     }
     attrs.bias = true;
     bias_free_fc_.reset();
@@ -659,8 +670,8 @@ class Importer {
     const Value& x = activation(node, 0);
     const double epsilon = float_attr(node, "epsilon", 1e-5);
     // The scale and shift train; the running mean and variance do not.
-    const int64_t params =
-        element_count(constant(node, 1, "scale").dims) + element_count(constant(node, 2, "bias").dims);
+    const int64_t params = element_count(constant(node, 1, "scale").dims) +
+                           element_count(constant(node, 2, "bias").dims);
     add_layer(node, LayerSpec{.kind = LayerKind::batch_norm, .attrs = BatchNormAttrs{epsilon}},
               {&x}, params, x.rank);
   }
@@ -752,7 +763,8 @@ class Importer {
     int64_t axis = int_attr(node, "axis", 1);
     if (axis < 0) axis += inputs.front()->rank;
     if (axis != 1) {
-      fail_node(node, "joins along axis " + std::to_string(axis) + "; ralp joins channels (axis 1)");
+      fail_node(node,
+                "joins along axis " + std::to_string(axis) + "; ralp joins channels (axis 1)");
     }
     add_layer(node, LayerSpec{.kind = LayerKind::concat}, inputs, 0, inputs.front()->rank);
   }
@@ -773,10 +785,9 @@ class Importer {
       const auto& v = values_of(node, constant(node, 2, "constant value"), "constant value");
       if (!v.empty()) fill = v[0];
     }
-    const bool zero_spatial_only = x.rank == 4 && pads.size() == 8 && pads[0] == 0 &&
-                                   pads[1] == 0 && pads[4] == 0 && pads[5] == 0 &&
-                                   pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 &&
-                                   pads[3] >= 0;
+    const bool zero_spatial_only =
+        x.rank == 4 && pads.size() == 8 && pads[0] == 0 && pads[1] == 0 && pads[4] == 0 &&
+        pads[5] == 0 && pads[2] == pads[6] && pads[3] == pads[7] && pads[2] >= 0 && pads[3] >= 0;
     if (!zero_spatial_only || fill != 0.0) {
       fail_node(node, "pads [" + join_ints(pads) +
                           "]; ralp imports equal zero padding of height and width only");
@@ -806,7 +817,9 @@ class Importer {
     const Value& x = value(node, 0);
     std::vector<int64_t> dims = x.is_constant ? x.dims : full_dims(x);
     const auto rank = static_cast<int64_t>(dims.size());
-    const auto clamp = [rank](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
+    const auto clamp = [rank](int64_t i) {
+      return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank);
+    };
     const int64_t start = clamp(int_attr(node, "start", 0));
     const int64_t end = clamp(int_attr(node, "end", rank));
     std::vector<double> out;
@@ -827,7 +840,8 @@ class Importer {
     for (const double i : idx) {
       auto k = static_cast<int64_t>(i);
       if (k < 0) k += static_cast<int64_t>(d.size());
-      if (k < 0 || k >= static_cast<int64_t>(d.size())) fail_node(node, "has an index out of range");
+      if (k < 0 || k >= static_cast<int64_t>(d.size()))
+        fail_node(node, "has an index out of range");
       out.push_back(d[k]);
     }
     Value v = constant_from_numbers(std::move(out), indices.dims.empty());

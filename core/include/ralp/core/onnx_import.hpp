@@ -31,7 +31,8 @@ bool onnx_import_available();
 // Throws InputError naming the file (and the node, with its operator type, where one is at fault)
 // when the file cannot be read or parsed, uses an operator or attribute outside the supported
 // set, or leaves the input shape dynamic without `options.input`.
-LayerGraph load_onnx_model(const std::filesystem::path& file, const OnnxImportOptions& options = {});
+LayerGraph load_onnx_model(const std::filesystem::path& file,
+                           const OnnxImportOptions& options = {});
 
 // "3x224x224" (or "3,224,224") as a per-image shape; nullopt when malformed.
 std::optional<TensorShape> parse_shape_text(std::string_view text);
