@@ -509,14 +509,27 @@ class Importer {
     if (op == "Constant") return constant_node(node);
     if (op == "Shape") return shape_node(node);
     if (op == "Gather") return gather(node);
-    if (op == "Unsqueeze" || op == "Squeeze") {
-      Value v = constant(node, 0, "data");
+    if (op == "Unsqueeze" || op == "Squeeze") return squeeze(node);
+    fail_node(node, "has an operator ralp does not import (supported: " +
+                        std::string(kSupportedOperators) + ")");
+  }
+
+  // On shape constants the values stay and the rank goes; on an activation only Squeeze of a
+  // 1x1 plane, [batch, C, 1, 1] to [batch, C], which is a flatten.
+  void squeeze(const onnx::NodeProto& node) {
+    const Value& x = value(node, 0);
+    if (x.is_constant) {
+      Value v = x;
       v.dims = {element_count(v.dims)};
       set_output(node, std::move(v));
       return;
     }
-    fail_node(node, "has an operator ralp does not import (supported: " +
-                        std::string(kSupportedOperators) + ")");
+    if (node.op_type() != "Squeeze" || x.rank != 4 || x.shape.height != 1 || x.shape.width != 1) {
+      fail_node(node,
+                "changes the rank of an activation; ralp imports only a Squeeze of "
+                "[batch, C, 1, 1] to [batch, C]");
+    }
+    add_layer(node, LayerSpec{.kind = LayerKind::flatten}, {&x}, 0, 2);
   }
 
   void simple(const onnx::NodeProto& node, LayerKind kind, LayerAttrs attrs) {
@@ -801,9 +814,11 @@ class Importer {
     if (const auto* a = attribute(node, "value")) {
       set_output(node, constant_from_tensor(a->t()));
     } else if (const auto* f = attribute(node, "value_float")) {
-      set_output(node, constant_from_numbers({f->f()}, true));
+      set_output(node, constant_from_numbers({from_float(f->f())}, true));
     } else if (const auto* fs = attribute(node, "value_floats")) {
-      set_output(node, constant_from_numbers({fs->floats().begin(), fs->floats().end()}, false));
+      std::vector<double> numbers;
+      for (const float x : fs->floats()) numbers.push_back(from_float(x));
+      set_output(node, constant_from_numbers(std::move(numbers), false));
     } else if (const auto* i = attribute(node, "value_int")) {
       set_output(node, constant_from_numbers({static_cast<double>(i->i())}, true));
     } else if (const auto* is = attribute(node, "value_ints")) {

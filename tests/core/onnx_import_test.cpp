@@ -104,9 +104,26 @@ TEST(OnnxImport, BranchesJoinsAndThePyTorchReshape) {
   EXPECT_EQ(g.total_params(), 5330);
 }
 
+TEST(OnnxImport, SamePaddingSqueezeAndUntransposedGemm) {
+  SKIP_WITHOUT_ONNX();
+  const LayerGraph g = load_onnx_model(kOnnx / "same_padding.onnx");
+  EXPECT_EQ(names(g), (std::vector<std::string>{"conv", "relu", "pool", "squeeze", "fc", "loss"}));
+  // SAME_UPPER for a 3x3 at stride 1: 2 rows and columns in all, 1 at each end.
+  const auto& conv = std::get<Conv2dAttrs>(g.layer(0).spec.attrs);
+  EXPECT_EQ(conv.pad_h, 1);
+  EXPECT_EQ(conv.pad_w, 1);
+  EXPECT_EQ(g.layer(0).output, (TensorShape{4, 8, 8}));
+  EXPECT_EQ(g.layer(2).kind(), LayerKind::max_pool);
+  EXPECT_EQ(g.layer(3).kind(), LayerKind::flatten);
+  // Weights [4, 10] without transB: 4 inputs, 10 outputs.
+  EXPECT_EQ(std::get<FullyConnectedAttrs>(g.layer(4).spec.attrs).out_features, 10);
+  // 3*4*3*3 + 4*10 + 10.
+  EXPECT_EQ(g.total_params(), 158);
+}
+
 TEST(OnnxImport, ModelFileRoundTripGivesTheSameGraph) {
   SKIP_WITHOUT_ONNX();
-  for (const char* file : {"tiny_cnn.onnx", "branches.onnx"}) {
+  for (const char* file : {"tiny_cnn.onnx", "branches.onnx", "same_padding.onnx"}) {
     const LayerGraph g = load_onnx_model(kOnnx / file);
     const Json j = model_to_json(g);
     EXPECT_EQ(model_to_json(parse_model(j, "", "round-trip")), j) << file;
