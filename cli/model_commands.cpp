@@ -149,7 +149,7 @@ LayerGraph resolve_model(const std::string& name_or_file) {
 }
 
 void add_model_commands(CLI::App& app, Action& action) {
-  auto* model = app.add_subcommand("model", "List the model zoo, show a model's layers")
+  auto* model = app.add_subcommand("model", "List the model zoo, show a model's layers, import ONNX files")
                     ->require_subcommand(1);
 
   auto* list = model->add_subcommand("list", "List the zoo models with parameters and FLOPs");

@@ -121,6 +121,16 @@ TEST(OnnxImport, SamePaddingSqueezeAndUntransposedGemm) {
   EXPECT_EQ(g.total_params(), 158);
 }
 
+TEST(OnnxImport, WeightsInAMissingExternalFileAreNotNeeded) {
+  SKIP_WITHOUT_ONNX();
+  // tiny_cnn with its initializers moved to external_data.weights, which is not there.
+  ASSERT_FALSE(fs::exists(kOnnx / "external_data.weights"));
+  const LayerGraph g = load_onnx_model(kOnnx / "external_data.onnx");
+  EXPECT_EQ(g.total_params(), 354);
+  EXPECT_EQ(model_to_json(g)["layers"],
+            model_to_json(load_onnx_model(kOnnx / "tiny_cnn.onnx"))["layers"]);
+}
+
 TEST(OnnxImport, ModelFileRoundTripGivesTheSameGraph) {
   SKIP_WITHOUT_ONNX();
   for (const char* file : {"tiny_cnn.onnx", "branches.onnx", "same_padding.onnx"}) {
