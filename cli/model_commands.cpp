@@ -1,4 +1,4 @@
-// `ralp model list|show|export`: the zoo and a model's per-layer maths.
+// `ralp model list|show|export|import`: the zoo, a model's per-layer maths, ONNX import.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -7,6 +7,7 @@
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/model_file.hpp"
 #include "ralp/core/model_zoo.hpp"
+#include "ralp/core/onnx_import.hpp"
 #include "text_table.hpp"
 
 namespace ralp::cli {
@@ -135,7 +136,12 @@ void show_table(const LayerGraph& graph, int64_t batch, const CostModel* cost) {
 LayerGraph resolve_model(const std::string& name_or_file) {
   if (auto model = zoo_model(name_or_file)) return std::move(*model);
   std::error_code ec;
-  if (std::filesystem::is_regular_file(name_or_file, ec)) return load_model_file(name_or_file);
+  if (std::filesystem::is_regular_file(name_or_file, ec)) {
+    if (std::filesystem::path(name_or_file).extension() == ".onnx") {
+      return load_onnx_model(name_or_file);
+    }
+    return load_model_file(name_or_file);
+  }
   std::string names;
   for (const auto& entry : zoo_entries()) names += (names.empty() ? "" : ", ") + entry.name;
   throw InputError(name_or_file, "",
@@ -143,7 +149,7 @@ LayerGraph resolve_model(const std::string& name_or_file) {
 }
 
 void add_model_commands(CLI::App& app, Action& action) {
-  auto* model = app.add_subcommand("model", "List the model zoo, show a model's layers")
+  auto* model = app.add_subcommand("model", "List the model zoo, show a model's layers, import ONNX files")
                     ->require_subcommand(1);
 
   auto* list = model->add_subcommand("list", "List the zoo models with parameters and FLOPs");
@@ -179,7 +185,7 @@ void add_model_commands(CLI::App& app, Action& action) {
   auto options = std::make_shared<ShowOptions>();
   auto* show = model->add_subcommand(
       "show", "Per-layer shapes, parameters, FLOPs and activations of a zoo model or model file");
-  show->add_option("model", options->model, "Zoo model name or model file (JSON)")->required();
+  show->add_option("model", options->model, "Zoo model name, model file (JSON) or ONNX file (.onnx)")->required();
   show->add_option("--batch", options->batch, "Batch size for FLOPs, activations and times")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   show->add_flag("--json", options->json, "Print JSON instead of a table");
@@ -211,6 +217,34 @@ void add_model_commands(CLI::App& app, Action& action) {
   exp->callback([&action, export_model] {
     action = [export_model] {
       std::cout << model_to_json(resolve_model(*export_model)).dump(2) << '\n';
+      return kExitOk;
+    };
+  });
+
+  struct ImportOptions {
+    std::string file;
+    std::string input;
+    std::string name;
+  };
+  auto import_options = std::make_shared<ImportOptions>();
+  auto* imp = model->add_subcommand(
+      "import", "Read an ONNX file (PyTorch, TensorFlow) and print it as a model file");
+  imp->add_option("file", import_options->file, "ONNX file")->required();
+  imp->add_option("--input", import_options->input,
+                  "Image shape CxHxW (e.g. 3x224x224): needed when the file leaves it dynamic");
+  imp->add_option("--name", import_options->name, "Model name (default: the file's stem)");
+  imp->callback([&action, import_options] {
+    action = [import_options] {
+      OnnxImportOptions onnx;
+      onnx.name = import_options->name;
+      if (!import_options->input.empty()) {
+        onnx.input = parse_shape_text(import_options->input);
+        if (!onnx.input) {
+          throw InputError("--input", "", "is '" + import_options->input +
+                                              "', expected CxHxW such as 3x224x224");
+        }
+      }
+      std::cout << model_to_json(load_onnx_model(import_options->file, onnx)).dump(2) << '\n';
       return kExitOk;
     };
   });

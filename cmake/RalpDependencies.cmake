@@ -125,3 +125,21 @@ if(RALP_ENABLE_CUDA)
 endif()
 
 message(STATUS "ralp: CPU kernels ${RALP_HAVE_CPU_KERNELS}, CUDA kernels ${RALP_HAVE_CUDA}")
+
+# ONNX import: Debian's libonnx-dev ships a CMake config (targets onnx and onnx_proto); its
+# onnx_proto target links protobuf::libprotobuf, which CMake's FindProtobuf defines from
+# libprotobuf-dev. Absent, `ralp model import` says what to install and the rest builds as usual.
+option(RALP_ENABLE_ONNX "Import ONNX models (needs libonnx-dev and libprotobuf-dev)" ON)
+set(RALP_HAVE_ONNX OFF)
+if(RALP_ENABLE_ONNX)
+  find_package(Protobuf QUIET)
+  if(Protobuf_FOUND)
+    find_package(ONNX CONFIG QUIET)
+  endif()
+  if(TARGET onnx_proto)
+    set(RALP_HAVE_ONNX ON)
+  else()
+    message(STATUS "ONNX or protobuf not found (libonnx-dev, libprotobuf-dev): no ONNX import")
+  endif()
+endif()
+message(STATUS "ralp: ONNX import ${RALP_HAVE_ONNX}")

@@ -7,6 +7,7 @@
 
 #include "ralp/core/model_file.hpp"
 #include "ralp/core/model_zoo.hpp"
+#include "ralp/core/onnx_import.hpp"
 
 namespace ralp {
 namespace {
@@ -41,6 +42,7 @@ LayerGraph read_model(ObjectReader& r, const std::filesystem::path& base, std::s
   }
   if (value.is_object()) {
     ObjectReader m(value, r.path_of("model"), r.file());
+    if (m.has("onnx")) return read_onnx_model_object(value, r.path_of("model"), r.file(), base, ref);
     if (m.has("layers")) {
       // An inline model definition.
       ref = "inline";
