@@ -1,7 +1,7 @@
 # One helper for a part's library and one for a test, so that every part is built the same way
-# and no part links a part that DESIGN.md's dependency table does not allow.
+# and no part links a part that the dependency table (drawn in README.md's Layout) does not allow.
 
-# Which parts each part may link (DESIGN.md section 2).
+# Which parts each part may link.
 set(RALP_PARTS_ALLOWED_core "")
 set(RALP_PARTS_ALLOWED_kernels "core")
 set(RALP_PARTS_ALLOWED_calibrate "core;kernels")
@@ -23,7 +23,7 @@ function(ralp_add_library part)
   foreach(dep IN LISTS ARG_PARTS)
     if(NOT dep IN_LIST RALP_PARTS_ALLOWED_${part})
       message(FATAL_ERROR "ralp_${part} may not depend on ralp_${dep} (allowed: "
-                          "'${RALP_PARTS_ALLOWED_${part}}'); see DESIGN.md section 2")
+                          "'${RALP_PARTS_ALLOWED_${part}}'); see README.md, Layout")
     endif()
   endforeach()
   set(target ralp_${part})

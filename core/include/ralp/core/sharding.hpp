@@ -1,6 +1,6 @@
 // Variables (each layer's weight and bias separately) and the parameter-server shard each lives
 // on, with the messages they travel in: a layer's variables on one shard move as one message.
-// The simulator and the real cluster both place variables with it (DESIGN.md section 4).
+// The step schedule places variables with it for the simulator and the real cluster alike.
 #pragma once
 
 #include <cstdint>
