@@ -9,6 +9,7 @@
 #include "ralp/core/scenario.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/sim/verdict.hpp"
 #include "text_table.hpp"
 
 namespace ralp::cli {
@@ -84,6 +85,9 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
       std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of "
                 << r.cut_search.size() << " cuts simulated\n";
     }
+  }
+  for (const std::string& line : sim::verdict_lines(sim::make_verdict(result, result.split_threshold))) {
+    std::cout << line << "\n";
   }
 }
 

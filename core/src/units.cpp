@@ -108,6 +108,11 @@ std::optional<FlopsPerSecond> parse_flops_rate(std::string_view text) {
   return v ? std::optional(FlopsPerSecond(*v)) : std::nullopt;
 }
 
+// Long durations read as a person would: minutes, hours, days.
+constexpr double kSecondsPerMinute = 60.0;
+constexpr double kSecondsPerHour = 3600.0;
+constexpr double kSecondsPerDay = 86400.0;
+
 std::string format_seconds(Seconds s) {
   const double v = s.value();
   char buffer[64];
@@ -119,8 +124,14 @@ std::string format_seconds(Seconds s) {
     std::snprintf(buffer, sizeof buffer, "%.3g us", v * 1e6);
   } else if (std::fabs(v) < 1.0) {
     std::snprintf(buffer, sizeof buffer, "%.3g ms", v * 1e3);
-  } else {
+  } else if (std::fabs(v) < kSecondsPerMinute) {
     std::snprintf(buffer, sizeof buffer, "%.3g s", v);
+  } else if (std::fabs(v) < kSecondsPerHour) {
+    std::snprintf(buffer, sizeof buffer, "%.3g min", v / kSecondsPerMinute);
+  } else if (std::fabs(v) < kSecondsPerDay) {
+    std::snprintf(buffer, sizeof buffer, "%.3g h", v / kSecondsPerHour);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3g d", v / kSecondsPerDay);
   }
   return buffer;
 }

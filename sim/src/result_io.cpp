@@ -1,6 +1,8 @@
 // JSON, CSV and Chrome trace forms of simulation results.
 #include "ralp/sim/result_io.hpp"
 
+#include "ralp/sim/verdict.hpp"
+
 #include <array>
 #include <cstdio>
 #include <map>
@@ -134,7 +136,8 @@ Json to_json(const ScenarioResult& s) {
             {"parameter_servers", s.parameter_servers},
             {"batch_per_worker", s.batch_per_worker},
             {"network_model", s.network_model}}},
-          {"results", std::move(results)}};
+          {"results", std::move(results)},
+          {"verdict", s.results.empty() ? Json(nullptr) : to_json(make_verdict(s, s.split_threshold))}};
 }
 
 std::string to_csv(const ScenarioResult& s) {

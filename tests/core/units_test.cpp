@@ -48,6 +48,11 @@ TEST(Units, CrossUnitArithmetic) {
 TEST(Units, FormatsForTables) {
   EXPECT_EQ(format_seconds(Seconds(3.21e-3)), "3.21 ms");
   EXPECT_EQ(format_seconds(Seconds(2e-15)), "0 s");
+  // Long steps in the units a person would use: 90 s, 37,400 s, three days.
+  EXPECT_EQ(format_seconds(Seconds(59.0)), "59 s");
+  EXPECT_EQ(format_seconds(Seconds(90.0)), "1.5 min");
+  EXPECT_EQ(format_seconds(Seconds(3.74e4)), "10.4 h");
+  EXPECT_EQ(format_seconds(Seconds(3 * 86400.0)), "3 d");
   EXPECT_EQ(format_bandwidth(BytesPerSecond(125e6)), "1 Gbps");
   EXPECT_EQ(format_bytes(Bytes(495.2e6)), "495 MB");
 }

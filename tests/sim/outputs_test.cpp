@@ -66,6 +66,12 @@ TEST(Outputs, JsonCsvAndTraceAreWellFormed) {
   EXPECT_NE(result.out.find("images/s"), std::string::npos);
   const Json json = parse_json_text(read_file(dir + "/r.json"), "r.json");
   ASSERT_EQ(json["results"].size(), 4u);
+  // The table and the JSON end with the same verdict.
+  ASSERT_TRUE(json["verdict"].is_object());
+  for (const auto& line : json["verdict"]["lines"]) {
+    EXPECT_NE(result.out.find(line.get<std::string>()), std::string::npos) << line;
+  }
+  EXPECT_NE(result.out.find("fastest: "), std::string::npos);
   for (const char* key : {"strategy", "cut", "step_time_mean_s", "images_per_s", "speedup_vs_ps",
                           "hosts", "busiest_link", "worker_mean", "compute_times"}) {
     EXPECT_TRUE(json["results"][0].contains(key)) << key;

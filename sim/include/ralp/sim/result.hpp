@@ -75,6 +75,7 @@ struct ScenarioResult {
   int64_t parameter_servers = 0;
   int64_t batch_per_worker = 0;
   std::string network_model;
+  double split_threshold = 0.05;  // the gain a cut must bring over the best uncut strategy
   std::vector<StrategyResult> results;
 };
 
