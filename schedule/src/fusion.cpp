@@ -52,33 +52,33 @@ RingPhase ring_phase(int64_t member, int64_t members, int64_t phase) {
 
 std::vector<std::vector<size_t>> plan_fusion(const std::vector<int64_t>& bytes,
                                              const std::vector<double>& ready_at, double threshold,
-                                             double cycle) {
+                                             double cycle,
+                                             const std::function<double(int64_t)>& reduce_seconds) {
   if (bytes.size() != ready_at.size()) {
     throw std::invalid_argument("plan_fusion: one readiness time per tensor");
   }
   std::vector<std::vector<size_t>> buffers;
   size_t next = 0;
-  double tick = 0.0;
+  double next_tick = 0.0;
+  double clock = 0.0;  // when the last cycle's all-reduces end
   while (next < bytes.size()) {
-    // Cycles tick every `cycle` seconds from the first readiness; a tick with nothing ready is
-    // skipped, so the next cycle is the first tick at or after the next readiness.
-    if (buffers.empty()) {
-      tick = ready_at[next];
-    } else {
-      tick += cycle;
-      if (ready_at[next] > tick) {
-        tick = cycle > 0.0 ? tick + cycle * std::ceil((ready_at[next] - tick) / cycle)
-                           : ready_at[next];
-      }
-    }
+    const double now = std::max(clock, ready_at[next]);
+    const double tick = next_cycle_start(next_tick, now, cycle);
     size_t end = next;
     while (end < bytes.size() && ready_at[end] <= tick) ++end;
     const std::vector<int64_t> taken(bytes.begin() + static_cast<std::ptrdiff_t>(next),
                                      bytes.begin() + static_cast<std::ptrdiff_t>(end));
+    clock = tick;
     for (auto& positions : fuse_tensors(taken, threshold)) {
-      for (size_t& p : positions) p += next;
+      int64_t fused = 0;
+      for (size_t& p : positions) {
+        p += next;
+        fused += bytes[p];
+      }
+      clock += reduce_seconds ? reduce_seconds(fused) : 0.0;
       buffers.push_back(std::move(positions));
     }
+    next_tick = std::max(tick + cycle, clock);
     next = end;
   }
   return buffers;

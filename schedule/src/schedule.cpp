@@ -335,8 +335,9 @@ std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan) {
     }
   }
   std::vector<FusionBuffer> out;
+  const auto reduce = [&plan](int64_t b) { return plan.ring_seconds(b); };
   for (const auto& positions : plan_fusion(bytes, ready_at, plan.strategy.fusion_threshold.value(),
-                                           plan.strategy.cycle_time.value())) {
+                                           plan.strategy.cycle_time.value(), reduce)) {
     FusionBuffer buffer;
     for (const size_t p : positions) {
       const size_t tensor = order[p];

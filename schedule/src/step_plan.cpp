@@ -39,6 +39,13 @@ BytesPerSecond encode_rate(const DeviceProfile& device, const CompressionSpec& s
 
 }  // namespace
 
+double StepPlan::ring_seconds(int64_t bytes) const {
+  if (workers < 2 || ring_bandwidth.value() <= 0.0) return 0.0;
+  const double chunk = std::ceil(static_cast<double>(compressed(bytes)) / static_cast<double>(workers));
+  return 2.0 * static_cast<double>(workers - 1) *
+         (ring_hop_latency.value() + chunk / ring_bandwidth.value());
+}
+
 int64_t StepPlan::compressed(int64_t bytes) const {
   switch (compression) {
     case CompressionKind::none:
@@ -104,6 +111,26 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   if (scenario.pcie_copies && scenario.ps_device.kind == DeviceKind::gpu) {
     plan.ps_pcie = scenario.ps_device.pcie_bandwidth;
   }
+  // SimGrid's TCP model (LV08) scales latency by 13.01 and bandwidth by 0.97; a hop between two
+  // workers crosses both NICs.
+  constexpr double kTcpLatencyFactor = 13.01;
+  constexpr double kTcpBandwidthFactor = 0.97;
+  const LinkSpec& nic = scenario.platform.worker_nic.value_or(scenario.platform.nic);
+  double latency_factor = 1.0, bandwidth_factor = 1.0;
+  switch (scenario.network_model.kind) {
+    case NetworkModelKind::tcp:
+      latency_factor = kTcpLatencyFactor;
+      bandwidth_factor = kTcpBandwidthFactor;
+      break;
+    case NetworkModelKind::ideal:
+      break;
+    case NetworkModelKind::factors:
+      latency_factor = scenario.network_model.latency_factor;
+      bandwidth_factor = scenario.network_model.bandwidth_factor;
+      break;
+  }
+  plan.ring_bandwidth = BytesPerSecond(nic.bandwidth.value() * bandwidth_factor);
+  plan.ring_hop_latency = Seconds(2.0 * nic.latency.value() * latency_factor);
   plan.compression = scenario.compression.kind;
   plan.topk_ratio = scenario.compression.topk_ratio;
   plan.worker_encode_rate = encode_rate(scenario.worker_device, scenario.compression);

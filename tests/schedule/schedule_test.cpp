@@ -137,16 +137,22 @@ TEST(Fusion, CyclesTakeWhatIsReadyAtTheirTick) {
   // Ready at 0, 1, 2.5 and 7 ms with a 2 ms cycle: ticks at 0 (tensor 0), 2 ms (tensor 1),
   // 4 ms (tensor 2), and, with nothing pending at 6 ms, 8 ms (tensor 3).
   const std::vector<int64_t> bytes = {10, 10, 10, 10};
-  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 2e-3),
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 2e-3, {}),
             (std::vector<std::vector<size_t>>{{0}, {1}, {2}, {3}}));
   // A 5 ms cycle: tick 0 takes tensor 0, tick 5 ms takes 1 and 2, tick 10 ms takes 3.
-  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 5e-3),
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 5e-3, {}),
             (std::vector<std::vector<size_t>>{{0}, {1, 2}, {3}}));
   // The threshold still splits one cycle's tensors.
-  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 0.0, 0.0}, 25, 5e-3),
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 0.0, 0.0}, 25, 5e-3, {}),
             (std::vector<std::vector<size_t>>{{0, 1}, {2, 3}}));
+  // A cycle's all-reduces hold the next one back: with each buffer taking 4 ms and a 2 ms cycle,
+  // tick 0 takes tensor 0 and reduces it until 4 ms; the next cycle starts then and takes tensors
+  // 1 and 2 (ready by 2.5 ms), reducing until 8 ms, when it takes tensor 3 (ready at 7 ms).
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 1e-3, 2.5e-3, 7e-3}, 1e9, 2e-3,
+                        [](int64_t) { return 4e-3; }),
+            (std::vector<std::vector<size_t>>{{0}, {1, 2}, {3}}));
   // No cycle: every distinct readiness is its own cycle.
-  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 1.0, 2.0}, 1e9, 0.0),
+  EXPECT_EQ(plan_fusion(bytes, {0.0, 0.0, 1.0, 2.0}, 1e9, 0.0, {}),
             (std::vector<std::vector<size_t>>{{0, 1}, {2}, {3}}));
 }
 

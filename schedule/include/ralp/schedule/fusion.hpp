@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace ralp::schedule {
@@ -42,13 +43,16 @@ struct RingPhase {
 };
 RingPhase ring_phase(int64_t member, int64_t members, int64_t phase);
 
-// Horovod's cycle rules applied to predicted readiness: tensors (their bytes, in production
-// order) become ready at `ready_at` seconds (non-decreasing); the first cycle starts when the first
-// tensor is ready and each next one `cycle` seconds later (at the next readiness when none is
-// pending); a cycle takes every tensor ready by its start and fuses them with fuse_tensors.
-// Returns the buffers, as positions into `bytes`, in the order they are all-reduced.
+// Horovod's background loop, played on predicted times: tensors (their bytes, in production
+// order) become ready at `ready_at` seconds (non-decreasing). A cycle waits until something is
+// ready, starts at the next tick of its `cycle`-second grid, takes every tensor ready by then and
+// fuses them with fuse_tensors; its buffers are all-reduced one after another, taking
+// `reduce_seconds(bytes)` each, and the next cycle ticks `cycle` seconds after this one began, or
+// when its all-reduces end if they take longer. Returns the buffers, as positions into `bytes`, in
+// the order they are all-reduced.
 std::vector<std::vector<size_t>> plan_fusion(const std::vector<int64_t>& bytes,
                                              const std::vector<double>& ready_at, double threshold,
-                                             double cycle);
+                                             double cycle,
+                                             const std::function<double(int64_t)>& reduce_seconds);
 
 }  // namespace ralp::schedule

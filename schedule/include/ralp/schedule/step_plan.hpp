@@ -77,6 +77,12 @@ struct StepPlan {
   std::optional<BytesPerSecond> worker_pcie;  // host-device copies (GPU workers, pcie_copies on)
   std::optional<BytesPerSecond> ps_pcie;
 
+  // allreduce, hybrid: a ring hop's bandwidth and latency between workers, the network model's
+  // factors applied, for estimating how long a buffer's ring all-reduce takes when planning the
+  // fusion cycles (ring_seconds).
+  BytesPerSecond ring_bandwidth;
+  Seconds ring_hop_latency;
+
   // Gradient compression: compressed size of a gradient message and its encode/decode times.
   CompressionKind compression = CompressionKind::none;
   double topk_ratio = 0.0;
@@ -93,6 +99,8 @@ struct StepPlan {
   [[nodiscard]] bool uses_shards() const {
     return strategy.kind == StrategyKind::ps || strategy.kind == StrategyKind::ralp;
   }
+  // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk.
+  [[nodiscard]] double ring_seconds(int64_t bytes) const;
   // Size on the wire of a gradient of `bytes` after compression (rounded up to whole bytes).
   [[nodiscard]] int64_t compressed(int64_t bytes) const;
 };
