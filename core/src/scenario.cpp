@@ -287,7 +287,7 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
                                        : RingModel::coalesced;
     }
   }
-  s.label = r->optional_string("label").value_or(s.cut ? name + "@" + *s.cut : name);
+  s.label = r->optional_string("label").value_or(default_strategy_label(name, s.cut));
   r->finish();
   return s;
 }
@@ -384,6 +384,10 @@ std::string_view to_string(StrategyKind kind) {
   return "unknown";
 }
 
+std::string default_strategy_label(std::string_view kind, const std::optional<std::string>& cut) {
+  return cut ? std::string(kind) + "@" + *cut : std::string(kind);
+}
+
 std::string_view to_string(ShardPlacement placement) {
   return placement == ShardPlacement::round_robin ? "round_robin" : "greedy";
 }
@@ -478,13 +482,11 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   }
   // Only all-reduce runs without a parameter server.
   if (scenario.parameter_servers == 0) {
-    for (size_t i = 0; i < scenario.strategies.size(); ++i) {
-      const StrategySpec& spec = scenario.strategies[i];
+    for (const StrategySpec& spec : scenario.strategies) {
       if (spec.kind == StrategyKind::allreduce) continue;
       throw InputError(file, "/cluster/parameter_servers",
-                       "is 0, but the strategy \"" + spec.label + "\" at " +
-                           json_path(r.path_of("strategies"), i) +
-                           " needs a parameter server; expected an integer in [1, " +
+                       "is 0, but the strategy \"" + spec.label +
+                           "\" needs a parameter server; expected an integer in [1, " +
                            std::to_string(kMaxParameterServers) + "], or only allreduce strategies");
     }
   }
