@@ -288,7 +288,12 @@ std::string describe_json(const Json& value) {
       break;
   }
   std::string text = value.dump();
-  if (text.size() > kMaxDescribedLength) text = text.substr(0, kMaxDescribedLength) + "...";
+  if (text.size() > kMaxDescribedLength) {
+    // Cut before a character, not inside one: UTF-8 continuation bytes are 10xxxxxx.
+    size_t end = kMaxDescribedLength;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
+    text = text.substr(0, end) + "...";
+  }
   return text;
 }
 

@@ -62,6 +62,12 @@ TEST(JsonInput, MessagesAreOneLine) {
                "--workers is 0, expected an integer >= 1");
 }
 
+TEST(JsonInput, LongValuesAreCutBetweenCharacters) {
+  // The quote and 38 letters, then "é" in bytes 39 and 40: a cut after 40 bytes would split it.
+  const Json value = std::string(38, 'a') + "\u00e9bc";
+  EXPECT_EQ(describe_json(value), "\"" + std::string(38, 'a') + "...");
+}
+
 TEST(JsonInput, EditDistanceCountsTyposOnce) {
   EXPECT_EQ(edit_distance("steps", "steps"), 0u);
   EXPECT_EQ(edit_distance("stepz", "steps"), 1u);     // substitution
