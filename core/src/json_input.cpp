@@ -198,7 +198,7 @@ std::optional<std::string> closest_match(std::string_view word,
       best = candidate;
       best_distance = distance;
       tied = false;
-    } else if (distance == best_distance && *best != candidate) {
+    } else if (best && distance == best_distance && *best != candidate) {
       tied = true;
     }
   }

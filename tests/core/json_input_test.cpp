@@ -82,6 +82,9 @@ TEST(JsonInput, EditDistanceCountsTyposOnce) {
   EXPECT_EQ(closest_match("vgg17", {"vgg11", "vgg16", "vgg19"}), std::nullopt);
   EXPECT_EQ(closest_match("horovod", {"ps", "ralp", "allreduce", "hybrid"}), std::nullopt);
   EXPECT_EQ(closest_match("z", {"b", "e"}), std::nullopt);
+  // Three edits, one more than a 6-letter word allows, and nothing closer.
+  EXPECT_EQ(closest_match("naMexx", {"namxyz"}), std::nullopt);
+  EXPECT_EQ(closest_match("naMexx", {"namxyz", "name"}), "name");
   EXPECT_EQ(did_you_mean("allreduse", {"ps", "allreduce"}), " (did you mean \"allreduce\"?)");
   EXPECT_EQ(did_you_mean("x", {"ps", "allreduce"}), "");
 }
