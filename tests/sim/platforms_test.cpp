@@ -13,10 +13,11 @@ namespace {
 using testing::fc_model;
 using testing::host;
 using testing::kInstantDevice;
-using testing::relative_error;
 using testing::scenario_from;
 
 constexpr double kTolerance = 1e-6;
+// The instant device's compute, sums and updates still take a few nanoseconds per step.
+constexpr double kClosedFormSeconds = 1e-8;
 
 // Bytes per step a link carried; links no route crossed are absent from the result.
 double link_bytes(const sim::StrategyResult& r, const std::string& name) {
@@ -87,7 +88,11 @@ TEST(Platforms, StarLinksCarryTheirRoutesBytes) {
     }
     EXPECT_GT(sent, 0.0);
     EXPECT_DOUBLE_EQ(link_bytes(r, "backbone"), sent);
-    EXPECT_EQ(r.links.size(), 2 * r.hosts.size() + 1);
+    // No other link carries anything: one per direction of each host that moved bytes, and the
+    // backbone.
+    size_t directions = 0;
+    for (const auto& h : r.hosts) directions += (h.bytes_out > 0.0) + (h.bytes_in > 0.0);
+    EXPECT_EQ(r.links.size(), directions + 1);
     for (const auto& l : r.links) EXPECT_LE(l.utilisation, 1.0 + kTolerance) << l.name;
   }
   // ps_nic sets the PS's NIC only: 40 Gbps = 5 GB/s against the workers' 10 Gbps.
@@ -111,30 +116,30 @@ TEST(Platforms, PsNicSetsThePsBandwidthOnly) {
   // Every NIC 1 GB/s (8 Gbps): the PS uplink carries 4 x 1 MB of pulls in 4 ms, then its
   // downlink 4 x 1 MB of pushes in 4 ms: 8 ms.
   const auto plain = one_megabyte_ps(R"("nic_bandwidth": "8Gbps")");
-  EXPECT_LT(relative_error(plain.step_time_s, 8e-3), 1e-6) << plain.step_time_s;
+  EXPECT_NEAR(plain.step_time_s, 8e-3, kClosedFormSeconds) << plain.step_time_s;
   // A 4 GB/s PS NIC moves the 4 MB in 1 ms, as fast as each worker's 1 GB/s NIC moves its 1 MB:
   // 1 ms each way, 2 ms.
   const auto fast_ps = one_megabyte_ps(R"("nic_bandwidth": "8Gbps",
       "ps_nic": {"bandwidth": "32Gbps"})");
-  EXPECT_LT(relative_error(fast_ps.step_time_s, 2e-3), 1e-6) << fast_ps.step_time_s;
+  EXPECT_NEAR(fast_ps.step_time_s, 2e-3, kClosedFormSeconds) << fast_ps.step_time_s;
   EXPECT_DOUBLE_EQ(host(fast_ps, "ps-0").bytes_out, 4e6);
   EXPECT_DOUBLE_EQ(link(fast_ps, "ps-0-nic_UP").bandwidth, 4e9);
   EXPECT_DOUBLE_EQ(link(fast_ps, "worker-3-nic_DOWN").bandwidth, 1e9);
   // worker_nic sets the workers' instead: 4 GB/s workers behind a 1 GB/s PS change nothing.
   const auto fast_workers = one_megabyte_ps(R"("nic_bandwidth": "8Gbps",
       "worker_nic": {"bandwidth": "32Gbps"})");
-  EXPECT_LT(relative_error(fast_workers.step_time_s, 8e-3), 1e-6) << fast_workers.step_time_s;
+  EXPECT_NEAR(fast_workers.step_time_s, 8e-3, kClosedFormSeconds) << fast_workers.step_time_s;
 }
 
 TEST(Platforms, BackboneCarriesEveryFlow) {
   // 80 GB/s NICs: without a backbone the PS uplink moves the 4 MB of pulls in 0.05 ms and its
   // downlink the pushes in 0.05 ms: 0.1 ms.
   const auto fast = one_megabyte_ps(R"("nic_bandwidth": "640Gbps")");
-  EXPECT_LT(relative_error(fast.step_time_s, 1e-4), 1e-6) << fast.step_time_s;
+  EXPECT_NEAR(fast.step_time_s, 1e-4, kClosedFormSeconds) << fast.step_time_s;
   // A 1 GB/s backbone carries all 8 MB, pulls and pushes, in turn: 8 ms.
   const auto narrow = one_megabyte_ps(R"("nic_bandwidth": "640Gbps",
       "backbone": {"bandwidth": "8Gbps", "latency": 0})");
-  EXPECT_LT(relative_error(narrow.step_time_s, 8e-3), 1e-6) << narrow.step_time_s;
+  EXPECT_NEAR(narrow.step_time_s, 8e-3, kClosedFormSeconds) << narrow.step_time_s;
   EXPECT_DOUBLE_EQ(link_bytes(narrow, "backbone"), 8e6);
   EXPECT_EQ(narrow.links.front().name, "backbone");
   EXPECT_NEAR(narrow.links.front().utilisation, 1.0, 1e-6);
