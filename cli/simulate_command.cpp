@@ -138,8 +138,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", options->json, "Write the results as JSON to FILE ('-': stdout)");
   cmd->add_option("--csv", options->csv, "Write one CSV row per strategy to FILE ('-': stdout)");
   cmd->add_option("--trace", options->trace,
-                  "Write the last step's timeline as Chrome trace events to FILE (open it in "
-                  "https://ui.perfetto.dev or chrome://tracing)");
+                  "Write the last step's timeline as Chrome trace events to FILE ('-': stdout; "
+                  "open it in https://ui.perfetto.dev or chrome://tracing)");
   cmd->add_option("--jobs", options->jobs,
                   "Simulations run at once, each in its own process (default: one per CPU)")
       ->check(CLI::Range(1, 1024));

@@ -266,8 +266,12 @@ Json parse_json_text(std::string_view text, const std::string& label) {
 }
 
 Json read_json_file(const std::filesystem::path& file) {
+  std::error_code ec;
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "", "cannot be read (missing or not a file)");
+  // A folder opens like a file on Linux and then reads as nothing.
+  if (!in || !std::filesystem::is_regular_file(file, ec)) {
+    throw InputError(file.string(), "", "cannot be read (missing or not a file)");
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw InputError(file.string(), "", "cannot be read");

@@ -218,7 +218,8 @@ const std::vector<OverrideOption>& scenario_override_options() {
        "Parameter servers (replaces /cluster/parameter_servers; 0 for allreduce only)"},
       {"batch", "B", "Images per worker per step (replaces /batch_per_worker)"},
       {"bandwidth", "RATE",
-       "Every host NIC's bandwidth, e.g. 10Gbps (replaces /cluster/platform/nic_bandwidth)"},
+       "NIC bandwidth, e.g. 10Gbps (replaces /cluster/platform/nic_bandwidth; ps_nic and "
+       "worker_nic keep a bandwidth of their own)"},
       {"latency", "TIME", "NIC latency, e.g. 50us (replaces /cluster/platform/latency)"},
       {"network-model", "MODEL", "tcp or ideal (replaces /network_model)"},
       {"strategy", "S",

@@ -30,6 +30,16 @@ TEST(JsonInput, SyntaxErrorsGiveLineAndColumn) {
             "value - unexpected ']'; expected '[', '{', or a literal");
 }
 
+TEST(JsonInput, AFolderIsNotAFile) {
+  const std::string folder = RALP_TEST_DATA_DIR "/data";
+  try {
+    read_json_file(folder);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), folder + ": cannot be read (missing or not a file)");
+  }
+}
+
 TEST(JsonInput, NumbersBeyondADoubleNameTheirPath) {
   // nlohmann refuses 1e400 with a message of its own and no position; the path stands in.
   EXPECT_EQ(error_of(R"({"steps": 1e400})"),
