@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include "commands.hpp"
 #include "ralp/core/json_input.hpp"
@@ -51,6 +53,40 @@ void check_output_path(const std::string& option, const std::string& path) {
   }
 }
 
+namespace {
+
+// CLI11 answers a mistyped subcommand with "A subcommand is required"; this names the word, the
+// subcommands that exist there and the one meant. Throws InputError for a word where a
+// subcommand is required that names none.
+void check_subcommands(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  std::string command = app.get_name();
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word.starts_with("-")) return;  // options come after the subcommand they belong to
+    const auto subcommands = current->get_subcommands([](const CLI::App*) { return true; });
+    if (subcommands.empty()) return;  // a leaf's own arguments
+    std::vector<std::string> names;
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : subcommands) {
+      names.push_back(sub->get_name());
+      if (sub->get_name() == word) next = sub;
+    }
+    if (next == nullptr) {
+      if (current->get_require_subcommand_min() == 0) return;
+      std::string list;
+      for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+      throw ralp::InputError("", "\"" + std::string(word) + "\"",
+                             "is not a subcommand of " + command + ", expected one of: " + list +
+                                 ralp::did_you_mean(word, names));
+    }
+    current = next;
+    command += " " + next->get_name();
+  }
+}
+
+}  // namespace
+
 }  // namespace ralp::cli
 
 int main(int argc, char** argv) {
@@ -72,6 +108,7 @@ int main(int argc, char** argv) {
   add_cluster_command(app, action);
 
   try {
+    check_subcommands(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

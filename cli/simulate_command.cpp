@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/scenario_overrides.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/sim/verdict.hpp"
@@ -23,7 +26,41 @@ struct SimulateOptions {
   int jobs = 0;
   bool messages = false;
   bool quiet = false;
+  // Overrides of the scenario's values, by name, with the options that carry them.
+  std::map<std::string, std::string> override_values;
+  std::vector<std::pair<std::string, CLI::Option*>> override_options;
+
+  [[nodiscard]] std::vector<ScenarioOverride> overrides() const {
+    std::vector<ScenarioOverride> out;
+    for (const auto& [name, option] : override_options) {
+      if (option->count() > 0) out.push_back({name, override_values.at(name)});
+    }
+    return out;
+  }
 };
+
+// Scripts read one stream from standard output: at most one output goes there, and no two
+// outputs share a file.
+void check_output_streams(const SimulateOptions& o) {
+  const std::vector<std::pair<std::string, std::string>> outputs{
+      {"--json", o.json}, {"--csv", o.csv}, {"--trace", o.trace}};
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const auto& [option, path] = outputs[i];
+      const auto& [earlier, earlier_path] = outputs[j];
+      if (path.empty() || path != earlier_path) continue;
+      if (path == "-") {
+        throw InputError("", option,
+                         "is \"-\", but " + earlier +
+                             " already writes to standard output; expected at most one of "
+                             "--json, --csv and --trace on \"-\"");
+      }
+      throw InputError("", option,
+                       "is \"" + path + "\", which " + earlier +
+                           " also writes; expected a file of its own");
+    }
+  }
+}
 
 std::string speedup(const std::optional<double>& value) {
   return value ? fixed(*value, 2) + "x" : "-";
@@ -48,7 +85,9 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
   std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
             << " workers x batch " << scenario.batch_per_worker << ", "
             << scenario.parameter_servers << " PS; " << scenario.worker_device.name
-            << " workers, " << scenario.ps_device.name << " PS; "
+            << " workers"
+            << (scenario.parameter_servers > 0 ? ", " + scenario.ps_device.name + " PS" : "")
+            << "; "
             << to_string(scenario.platform.kind) << " platform, " << result.network_model
             << " network model; " << scenario.steps << " steps after " << scenario.warmup_steps
             << " warm-up\n";
@@ -104,18 +143,26 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", options->json, "Write the results as JSON to FILE ('-': stdout)");
   cmd->add_option("--csv", options->csv, "Write one CSV row per strategy to FILE ('-': stdout)");
   cmd->add_option("--trace", options->trace,
-                  "Write the last step's timeline as Chrome trace events to FILE (open it in "
-                  "https://ui.perfetto.dev or chrome://tracing)");
+                  "Write the last step's timeline as Chrome trace events to FILE ('-': stdout; "
+                  "open it in https://ui.perfetto.dev or chrome://tracing)");
   cmd->add_option("--jobs", options->jobs,
                   "Simulations run at once, each in its own process (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  for (const auto& o : scenario_override_options()) {
+    CLI::Option* option =
+        cmd->add_option("--" + o.name, options->override_values[o.name], o.help)
+            ->type_name(o.value_name)
+            ->group("Scenario overrides (checked as the file is)");
+    options->override_options.emplace_back(o.name, option);
+  }
   // A testing aid: every host's sent messages of the last step in the JSON, to compare with the
   // schedule and the real cluster.
   cmd->add_flag("--messages", options->messages)->group("");
   cmd->callback([&action, options] {
     action = [options] {
-      const Scenario scenario = load_scenario(options->scenario);
+      check_output_streams(*options);
+      const Scenario scenario = load_scenario(options->scenario, options->overrides());
       check_output_path("--json", options->json);
       check_output_path("--csv", options->csv);
       check_output_path("--trace", options->trace);
@@ -128,7 +175,8 @@ void add_simulate_command(CLI::App& app, Action& action) {
       }
       const sim::ScenarioResult result = sim::simulate_scenario(scenario, sim_options);
       if (sim_options.progress) std::cerr << "\r\033[K";
-      const bool table_on_stdout = options->json != "-" && options->csv != "-";
+      const bool table_on_stdout =
+          options->json != "-" && options->csv != "-" && options->trace != "-";
       if (table_on_stdout) print_table(scenario, result);
       if (!options->json.empty()) write_output(options->json, sim::to_json(result).dump(2) + "\n");
       if (!options->csv.empty()) write_output(options->csv, sim::to_csv(result));

@@ -1,6 +1,7 @@
 // Strict JSON parsing and the ObjectReader that validates scenario, model and profile files.
 #include "ralp/core/json_input.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -10,6 +11,8 @@ namespace ralp {
 namespace {
 
 constexpr size_t kMaxDescribedLength = 40;
+// nlohmann's exception id for a number that overflows a double.
+constexpr int kNumberOverflowId = 406;
 
 // Tracks the JSON pointer of the value being parsed so that a duplicate key can be named.
 class DuplicateKeyFinder {
@@ -42,6 +45,18 @@ class DuplicateKeyFinder {
   }
 
   [[nodiscard]] const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+  // The path of the value being read: in an array, the element after those already started.
+  [[nodiscard]] std::string reading_path() const {
+    std::string path;
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      const Frame& frame = frames_[i];
+      const bool innermost = i + 1 == frames_.size();
+      path = frame.is_object ? json_path(path, frame.key)
+                             : json_path(path, innermost ? frame.count : frame.index);
+    }
+    return path;
+  }
 
  private:
   struct Frame {
@@ -103,13 +118,98 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// Control characters (a key may hold a newline) as escapes, so that a message is one line.
+std::string one_line(const std::string& text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\u00";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string message_of(const std::string& file, const std::string& path,
+                       const std::string& problem) {
+  const std::string where = path.empty() ? problem : path + " " + problem;
+  return one_line(file.empty() ? where : file + ": " + where);
+}
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 }  // namespace
 
 InputError::InputError(std::string file, std::string path, std::string problem)
-    : std::runtime_error(file + ": " + (path.empty() ? problem : path + " " + problem)),
+    : std::runtime_error(message_of(file, path, problem)),
       file_(std::move(file)),
       path_(std::move(path)),
       problem_(std::move(problem)) {}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  // Optimal string alignment over three rows of the dynamic-programming table.
+  std::vector<size_t> before(b.size() + 1);
+  std::vector<size_t> previous(b.size() + 1);
+  std::vector<size_t> current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same = lower(a[i - 1]) == lower(b[j - 1]);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (same ? 0 : 1)});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+          lower(a[i - 2]) == lower(b[j - 1])) {
+        current[j] = std::min(current[j], before[j - 2] + 1);
+      }
+    }
+    std::swap(before, previous);
+    std::swap(previous, current);
+  }
+  return previous[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates) {
+  const size_t allowed = word.size() <= 4 ? 1 : word.size() <= 8 ? 2 : 3;
+  std::optional<std::string> best;
+  size_t best_distance = allowed + 1;
+  bool tied = false;
+  for (const auto& candidate : candidates) {
+    if (candidate == word) continue;
+    // Words far apart in length cannot be close; skipping them bounds the work on long input.
+    const size_t longer = std::max(candidate.size(), word.size());
+    const size_t shorter = std::min(candidate.size(), word.size());
+    if (longer - shorter > allowed) continue;
+    const size_t distance = edit_distance(word, candidate);
+    // A word of n characters within n edits of a candidate shares nothing with it ("z", "b").
+    if (distance >= shorter) continue;
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+      tied = false;
+    } else if (best && distance == best_distance && *best != candidate) {
+      tied = true;
+    }
+  }
+  // Two equally close candidates ("vgg17": vgg11, vgg16, vgg19) are a guess, not a hint.
+  return tied ? std::nullopt : best;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  const auto match = closest_match(word, candidates);
+  return match ? " (did you mean \"" + *match + "\"?)" : "";
+}
 
 std::string json_path(const std::string& parent, std::string_view key) {
   std::string escaped;
@@ -139,12 +239,23 @@ Json parse_json_text(std::string_view text, const std::string& label) {
           return finder.on_event(event, parsed);
         },
         /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at line 3, column
     // 5: syntax error ..."; keep the part after the bracketed id.
     std::string message = e.what();
     if (const auto end = message.find("] "); end != std::string::npos) {
       message = message.substr(end + 2);
+    }
+    // A number beyond a double's range (1e400) is valid JSON that nlohmann refuses with
+    // "number overflow parsing '1e400'" and no position; the callback knows where it was.
+    static constexpr std::string_view kOverflow = "number overflow parsing '";
+    if (e.id == kNumberOverflowId && message.starts_with(kOverflow) && message.ends_with('\'')) {
+      const std::string number =
+          message.substr(kOverflow.size(), message.size() - kOverflow.size() - 1);
+      const std::string path = finder.reading_path();
+      const std::string problem =
+          "is " + number + ", expected a number within a double's range (about +-1.8e308)";
+      throw InputError(label, path, path.empty() ? "the document " + problem : problem);
     }
     throw InputError(label, "", "not valid JSON: " + message);
   }
@@ -155,8 +266,12 @@ Json parse_json_text(std::string_view text, const std::string& label) {
 }
 
 Json read_json_file(const std::filesystem::path& file) {
+  std::error_code ec;
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "", "cannot be read (missing or not a file)");
+  // A folder opens like a file on Linux and then reads as nothing.
+  if (!in || !std::filesystem::is_regular_file(file, ec)) {
+    throw InputError(file.string(), "", "cannot be read (missing or not a file)");
+  }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) throw InputError(file.string(), "", "cannot be read");
@@ -177,7 +292,12 @@ std::string describe_json(const Json& value) {
       break;
   }
   std::string text = value.dump();
-  if (text.size() > kMaxDescribedLength) text = text.substr(0, kMaxDescribedLength) + "...";
+  if (text.size() > kMaxDescribedLength) {
+    // Cut before a character, not inside one: UTF-8 continuation bytes are 10xxxxxx.
+    size_t end = kMaxDescribedLength;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;
+    text = text.substr(0, end) + "...";
+  }
   return text;
 }
 
@@ -189,7 +309,10 @@ ObjectReader::ObjectReader(const Json& value, std::string path, std::string file
   }
 }
 
-bool ObjectReader::has(std::string_view key) const { return value_.contains(key); }
+bool ObjectReader::has(std::string_view key) {
+  known_.emplace(key);
+  return value_.contains(key);
+}
 
 const Json* ObjectReader::get(std::string_view key) {
   known_.emplace(key);
@@ -200,7 +323,21 @@ const Json* ObjectReader::get(std::string_view key) {
 const Json& ObjectReader::require(std::string_view key, std::string_view expectation) {
   const Json* value = get(key);
   if (value == nullptr) {
-    throw InputError(file_, path_of(key), "is missing, expected " + std::string(expectation));
+    // A present key that no accessor asked for yet and that is close to this one is likely it,
+    // misspelt.
+    std::vector<std::string> unknown;
+    for (const auto& [present, item] : value_.items()) {
+      if (!known_.contains(present)) unknown.push_back(present);
+    }
+    std::string hint;
+    for (const auto& present : unknown) {
+      if (closest_match(present, {std::string(key)})) {
+        hint = " (found \"" + present + "\": did you mean \"" + std::string(key) + "\"?)";
+        break;
+      }
+    }
+    throw InputError(file_, path_of(key),
+                     "is missing, expected " + std::string(expectation) + hint);
   }
   return *value;
 }
@@ -277,7 +414,8 @@ std::optional<std::string> ObjectReader::optional_choice(std::string_view key,
       if (v->get<std::string>() == choice) return choice;
     }
   }
-  fail(key, "is " + describe_json(*v) + ", expected one of: " + join(choices));
+  fail(key, "is " + describe_json(*v) + ", expected one of: " + join(choices) +
+                (v->is_string() ? did_you_mean(v->get<std::string>(), choices) : ""));
 }
 
 std::string ObjectReader::choice(std::string_view key, const std::vector<std::string>& choices) {
@@ -343,7 +481,9 @@ void ObjectReader::finish() const {
     if (!known_.contains(key)) {
       std::vector<std::string> accepted(known_.begin(), known_.end());
       throw InputError(file_, json_path(path_, key),
-                       "is not a known key, expected one of: " + join(accepted));
+                       accepted.empty() ? "is not a known key, expected no keys here"
+                                        : "is not a known key, expected one of: " +
+                                              join(accepted) + did_you_mean(key, accepted));
     }
   }
 }

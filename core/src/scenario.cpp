@@ -2,6 +2,7 @@
 #include "ralp/core/scenario.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -30,6 +31,18 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
   return p.is_absolute() ? p : base / p;
 }
 
+// The file that `key` names (relative to the scenario's folder), checked readable here so that
+// the error names the scenario key that points to it as well as the path tried.
+std::filesystem::path referenced_file(ObjectReader& r, std::string_view key,
+                                      const std::filesystem::path& base) {
+  const std::filesystem::path path = resolve(base, r.string(key));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || !std::ifstream(path)) {
+    r.fail(key, "names " + path.string() + ", which cannot be read (missing or not a file)");
+  }
+  return path;
+}
+
 LayerGraph read_model(ObjectReader& r, const std::filesystem::path& base, std::string& ref) {
   const Json& value = r.require("model", "a zoo model name or {\"file\": PATH}");
   if (value.is_string()) {
@@ -38,7 +51,7 @@ LayerGraph read_model(ObjectReader& r, const std::filesystem::path& base, std::s
     std::vector<std::string> names;
     for (const auto& entry : zoo_entries()) names.push_back(entry.name);
     r.fail("model", "is " + describe_json(value) + ", expected a zoo model (" + join(names) +
-                        ") or {\"file\": PATH}");
+                        ") or {\"file\": PATH}" + did_you_mean(ref, names));
   }
   if (value.is_object()) {
     ObjectReader m(value, r.path_of("model"), r.file());
@@ -49,8 +62,9 @@ LayerGraph read_model(ObjectReader& r, const std::filesystem::path& base, std::s
       return parse_model(value, r.path_of("model"), r.file());
     }
     ref = m.string("file");
+    const std::filesystem::path path = referenced_file(m, "file", base);
     m.finish();
-    return load_model_file(resolve(base, ref));
+    return load_model_file(path);
   }
   r.fail("model", "is " + describe_json(value) +
                       ", expected a zoo model name, {\"file\": PATH} or an inline model");
@@ -63,12 +77,12 @@ DeviceProfile read_device(ObjectReader& r, std::string_view key,
     const std::string name = value.get<std::string>();
     if (const auto path = find_profile(name)) return load_device_profile(*path);
     r.fail(key, "is " + describe_json(value) + ", expected a device profile (" +
-                    join(available_profiles()) + ") or an inline profile object");
+                    join(available_profiles()) + ") or an inline profile object" +
+                    did_you_mean(name, available_profiles()));
   }
   if (value.is_object() && value.size() == 1 && value.contains("file")) {
     ObjectReader f(value, r.path_of(key), r.file());
-    const std::string path = f.string("file");
-    return load_device_profile(resolve(base, path));
+    return load_device_profile(referenced_file(f, "file", base));
   }
   return parse_device_profile(value, r.path_of(key), r.file());
 }
@@ -151,7 +165,7 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
            : kind == "dragonfly" ? PlatformKind::dragonfly
                                  : PlatformKind::file;
   if (p.kind == PlatformKind::file) {
-    p.file = resolve(base, r.string("file"));
+    p.file = referenced_file(r, "file", base);
     if (const Json* roles = r.get("roles")) {
       ObjectReader roles_reader(*roles, r.path_of("roles"), r.file());
       for (const auto& [role, host] : roles->items()) {
@@ -226,7 +240,8 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
     for (const auto& n : kStrategyNames) known = known || n == name;
     if (!known) {
       throw InputError(file, path, "is " + describe_json(value) + ", expected one of: " +
-                                       join(kStrategyNames) + " (or an object with \"name\")");
+                                       join(kStrategyNames) + " (or an object with \"name\")" +
+                                       did_you_mean(name, kStrategyNames));
     }
   } else {
     r.emplace(value, path, file);
@@ -247,8 +262,11 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
     if (cut != "auto") {
       const auto id = model.find(cut);
       if (!id || *id == 0) {
+        std::vector<std::string> layers;
+        for (LayerId l = 1; l < model.size(); ++l) layers.push_back(model.layer(l).name());
         r->fail("cut", "is \"" + cut + "\", expected \"auto\" or the name of a layer of " +
-                           model.name() + " other than its first (the first head layer)");
+                           model.name() + " other than its first (the first head layer)" +
+                           did_you_mean(cut, layers));
       }
       s.cut = cut;
     }
@@ -271,7 +289,7 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
                                        : RingModel::coalesced;
     }
   }
-  s.label = r->optional_string("label").value_or(s.cut ? name + "@" + *s.cut : name);
+  s.label = r->optional_string("label").value_or(default_strategy_label(name, s.cut));
   r->finish();
   return s;
 }
@@ -341,10 +359,13 @@ void check_roles(const Scenario& s, const std::string& file) {
     const auto worker = index_of("worker-");
     const bool valid = (ps && *ps < s.parameter_servers) || (worker && *worker < s.workers);
     if (!valid) {
+      const std::string workers = "worker-0..worker-" + std::to_string(s.workers - 1);
       throw InputError(file, json_path("/cluster/platform/roles", role),
-                       "is not a role of this cluster, expected ps-0..ps-" +
-                           std::to_string(s.parameter_servers - 1) + " or worker-0..worker-" +
-                           std::to_string(s.workers - 1));
+                       "is not a role of this cluster, expected " +
+                           (s.parameter_servers == 0
+                                ? workers
+                                : "ps-0..ps-" + std::to_string(s.parameter_servers - 1) + " or " +
+                                      workers));
     }
   }
 }
@@ -363,6 +384,10 @@ std::string_view to_string(StrategyKind kind) {
       return "hybrid";
   }
   return "unknown";
+}
+
+std::string default_strategy_label(std::string_view kind, const std::optional<std::string>& cut) {
+  return cut ? std::string(kind) + "@" + *cut : std::string(kind);
 }
 
 std::string_view to_string(ShardPlacement placement) {
@@ -432,7 +457,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
     ObjectReader c(cluster, r.path_of("cluster"), file);
     scenario.workers = c.integer("workers", 1, kMaxWorkers);
     scenario.parameter_servers =
-        c.optional_integer("parameter_servers", 1, kMaxParameterServers).value_or(1);
+        c.optional_integer("parameter_servers", 0, kMaxParameterServers).value_or(1);
     scenario.worker_device = read_device(c, "worker_device", base_dir);
     scenario.ps_device =
         c.has("ps_device") ? read_device(c, "ps_device", base_dir) : scenario.worker_device;
@@ -456,6 +481,16 @@ Scenario parse_scenario(const Json& value, const std::string& file,
                                        "\", expected a distinct \"label\" for each entry");
     }
     scenario.strategies.push_back(std::move(spec));
+  }
+  // Only all-reduce runs without a parameter server.
+  if (scenario.parameter_servers == 0) {
+    for (const StrategySpec& spec : scenario.strategies) {
+      if (spec.kind == StrategyKind::allreduce) continue;
+      throw InputError(file, "/cluster/parameter_servers",
+                       "is 0, but the strategy \"" + spec.label +
+                           "\" needs a parameter server; expected an integer in [1, " +
+                           std::to_string(kMaxParameterServers) + "], or only allreduce strategies");
+    }
   }
 
   scenario.steps = r.optional_integer("steps", 1, kMaxSteps).value_or(5);

@@ -1,4 +1,6 @@
 // The CLI's model and profile commands: JSON fields, determinism, exit statuses.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "../support/run_command.hpp"
@@ -46,6 +48,106 @@ TEST(Cli, UnknownModelAndUsageErrorsExitTwo) {
   EXPECT_EQ(run_command(ralp_binary() + " model show vgg16 --batch 0").status, 2);
   EXPECT_EQ(run_command(ralp_binary() + " nosuchcommand").status, 2);
   EXPECT_EQ(run_command(ralp_binary() + " --help").status, 0);
+}
+
+TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
+  const auto top = run_command(ralp_binary() + " simulat x.json");
+  EXPECT_EQ(top.status, 2);
+  EXPECT_EQ(top.err,
+            "error: \"simulat\" is not a subcommand of ralp, expected one of: model, scenario, "
+            "profile, simulate, calibrate, cluster (did you mean \"simulate\"?)\n");
+  EXPECT_EQ(top.out, "");
+  const auto nested = run_command(ralp_binary() + " model shwo vgg16");
+  EXPECT_EQ(nested.status, 2);
+  EXPECT_EQ(nested.err,
+            "error: \"shwo\" is not a subcommand of ralp model, expected one of: list, show, "
+            "export, import (did you mean \"show\"?)\n");
+  // Nothing close: the list alone.
+  const auto far = run_command(ralp_binary() + " frobnicate");
+  EXPECT_EQ(far.status, 2);
+  EXPECT_EQ(far.err,
+            "error: \"frobnicate\" is not a subcommand of ralp, expected one of: model, scenario, "
+            "profile, simulate, calibrate, cluster\n");
+}
+
+// A small scenario for `ralp simulate`: cifar_alexnet on 4 workers (tests/data/scenarios).
+const std::string kSmall = RALP_TEST_DATA_DIR "/data/scenarios/small-mixed.json";
+
+bool have_simulator() {
+  return run_command(ralp_binary() + " simulate --help").out.find("not in this build") ==
+         std::string::npos;
+}
+
+TEST(Cli, EachOutputOnStandardOutputIsAloneThere) {
+  if (!have_simulator()) GTEST_SKIP() << "this build has no simulator";
+  const std::string run = ralp_binary() + " simulate --quiet " + kSmall + " --strategy allreduce";
+  const auto json = run_command(run + " --json -");
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(parse_json_text(json.out, "stdout")["results"].size(), 1u);
+  const auto trace = run_command(run + " --trace -");
+  ASSERT_EQ(trace.status, 0) << trace.err;
+  EXPECT_TRUE(parse_json_text(trace.out, "stdout").contains("traceEvents"));
+  const auto csv = run_command(run + " --csv -");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  // A header and one row, nothing else.
+  EXPECT_EQ(csv.out.rfind("strategy,kind,cut,", 0), 0u) << csv.out;
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 2);
+  EXPECT_NE(csv.out.find("\nallreduce,allreduce,"), std::string::npos) << csv.out;
+}
+
+TEST(Cli, TwoOutputsOnStandardOutputAreAnError) {
+  if (!have_simulator()) GTEST_SKIP() << "this build has no simulator";
+  const std::string run = ralp_binary() + " simulate --quiet " + kSmall;
+  const auto both = run_command(run + " --json - --csv -");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err,
+            "error: --csv is \"-\", but --json already writes to standard output; expected at "
+            "most one of --json, --csv and --trace on \"-\"\n");
+  EXPECT_EQ(both.out, "");
+  const auto trace = run_command(run + " --csv - --trace -");
+  EXPECT_EQ(trace.status, 2);
+  EXPECT_EQ(trace.err,
+            "error: --trace is \"-\", but --csv already writes to standard output; expected at "
+            "most one of --json, --csv and --trace on \"-\"\n");
+  const std::string file = ::testing::TempDir() + "/same.json";
+  const auto same = run_command(run + " --json " + file + " --trace " + file);
+  EXPECT_EQ(same.status, 2);
+  EXPECT_EQ(same.err, "error: --trace is \"" + file + "\", which --json also writes; expected a "
+                      "file of its own\n");
+}
+
+TEST(Cli, SimulateTakesOverrides) {
+  if (!have_simulator()) GTEST_SKIP() << "this build has no simulator";
+  const std::string run = ralp_binary() + " simulate --quiet " + kSmall;
+  const auto ok = run_command(run + " --workers 2 --parameter-servers 0 --strategy allreduce "
+                                    "--bandwidth 10Gbps --latency 1us --batch 4 "
+                                    "--network-model ideal --json -");
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const Json j = parse_json_text(ok.out, "stdout");
+  EXPECT_EQ(j["scenario"]["workers"], 2);
+  EXPECT_EQ(j["scenario"]["parameter_servers"], 0);
+  EXPECT_EQ(j["scenario"]["batch_per_worker"], 4);
+  EXPECT_EQ(j["scenario"]["network_model"], "ideal");
+  ASSERT_EQ(j["results"].size(), 1u);
+  EXPECT_EQ(j["results"][0]["strategy"], "allreduce");
+  const auto cut = run_command(run + " --strategy ralp --cut fc4 --json -");
+  ASSERT_EQ(cut.status, 0) << cut.err;
+  EXPECT_EQ(parse_json_text(cut.out, "stdout")["results"][0]["cut"], "fc4");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {" --workers 0", "--workers is 0, expected an integer in [1, 65536]"},
+           {" --strategy horovod",
+            "--strategy is \"horovod\", expected a strategy of " + kSmall +
+                " (ps, ralp@fc3, ralp-auto, allreduce) or a kind (ps, ralp, allreduce, hybrid)"},
+           {" --network-model fast", "--network-model is \"fast\", expected one of: tcp, ideal"},
+           {" --parameter-servers 0",
+            "--parameter-servers is 0, but the strategy \"ps\" needs a parameter server; "
+            "expected an integer in [1, 1024], or only allreduce strategies"}}) {
+    SCOPED_TRACE(args);
+    const auto bad = run_command(run + args);
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "error: " + message + "\n");
+    EXPECT_EQ(bad.out, "");
+  }
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ TEST(ModelFile, ErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"name": "x", "input": [3, 8, 8], "layers": [
               {"type": "conv3d", "out_channels": 4}]})"),
             "m.json: /layers/0/type is \"conv3d\", expected one of: conv2d, max_pool, avg_pool, "
-            "relu, lrn, batch_norm, dropout, flatten, fc, concat, add, softmax_cross_entropy");
+            "relu, lrn, batch_norm, dropout, flatten, fc, concat, add, softmax_cross_entropy (did you "
+            "mean \"conv2d\"?)");
   EXPECT_EQ(error_of(R"({"name": "x", "input": [3, 8, 8], "layers": [
               {"type": "relu", "inputs": ["nope"]}, {"type": "softmax_cross_entropy"}]})"),
             "m.json: /layers/0/inputs names 'nope', expected \"input\" or an earlier layer's name");

@@ -97,6 +97,38 @@ TEST(Scenario, CliReportsOneLineAndExitsTwo) {
   }
 }
 
+TEST(Scenario, ZeroParameterServersSuitAllReduceAlone) {
+  const auto parse = [](const std::string& cluster_extra, const std::string& strategies) {
+    const std::string text =
+        R"({"name": "z", "model": "cifar_alexnet", "batch_per_worker": 8,
+            "cluster": {"workers": 2, "parameter_servers": 0, "worker_device": "cpu-core",
+                        "platform": )" + cluster_extra + R"(}, "strategies": )" + strategies + "}";
+    return parse_scenario(parse_json_text(text, "z.json"), "z.json", kData / "scenarios");
+  };
+  const Scenario s = parse(R"({"kind": "star", "nic_bandwidth": "1Gbps"})",
+                           R"(["allreduce", {"name": "allreduce", "label": "slow", "cycle_time": "50ms"}])");
+  EXPECT_EQ(s.parameter_servers, 0);
+  EXPECT_EQ(s.strategies.size(), 2u);
+  EXPECT_EQ(scenario_to_json(s)["cluster"]["parameter_servers"], 0);
+  try {
+    parse(R"({"kind": "star", "nic_bandwidth": "1Gbps"})", R"(["allreduce", "hybrid"])");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "z.json: /cluster/parameter_servers is 0, but the strategy \"hybrid\" "
+                           "needs a parameter server; expected an integer in [1, 1024], or only "
+                           "allreduce strategies");
+  }
+  // With no PS a platform file's roles are workers only.
+  try {
+    parse(R"({"kind": "file", "file": "../../../platforms/two-racks.xml", "roles": {"ps-0": "a"}})",
+          R"(["allreduce"])");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "z.json: /cluster/platform/roles/ps-0 is not a role of this cluster, "
+                           "expected worker-0..worker-1");
+  }
+}
+
 TEST(Scenario, CliAcceptsAGoodScenario) {
   const auto result = testing::run_command(testing::ralp_binary() + " scenario check " +
                                            (kData / "scenarios/minimal.json").string());

@@ -23,7 +23,10 @@ using Json = nlohmann::json;
 // Bad input: the file, the JSON path (a JSON pointer) and the problem, e.g.
 // InputError("s.json", "/cluster/workers", "is 0, expected an integer >= 1") prints as
 // "s.json: /cluster/workers is 0, expected an integer >= 1". With an empty path the problem is
-// the file's as a whole: "s.json: cannot be read". Only main turns it into an exit code.
+// the file's as a whole: "s.json: cannot be read". With an empty file the path stands alone, as
+// a command-line option does: InputError("", "--workers", "is 0, ...") prints as
+// "--workers is 0, ...". Control characters in the message are escaped (\n, \u001b), so that it
+// always prints on one line. Only main turns it into an exit code.
 class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::string path, std::string problem);
@@ -46,14 +49,28 @@ Json parse_json_text(std::string_view text, const std::string& label);
 // A short description of a JSON value for error messages: 0, "abc", an array, an object, null.
 std::string describe_json(const Json& value);
 
-// Validates one JSON object. Each accessor marks its key as known; finish() rejects the rest.
-// Accessors throw InputError naming the key's path and the expectation.
+// Edit distance between two words (insertions, deletions, substitutions and swaps of adjacent
+// characters each count 1), ignoring ASCII case.
+size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word` when it is close enough to be a likely typo (distance 1 for
+// words of up to 4 characters, 2 up to 8, 3 beyond, and fewer edits than either word has
+// characters; never `word` itself), and only when no other candidate is as close.
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string>& candidates);
+// " (did you mean \"X\"?)" for the closest match, or "" when none is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
+
+// Validates one JSON object. Each accessor, has() included, marks its key as accepted; finish()
+// rejects the rest, listing every accepted key. Accessors throw InputError naming the key's path
+// and the expectation; a required key that is missing names a present, unknown key close to it
+// ("did you mean"), and a value outside a choice the closest choice.
 class ObjectReader {
  public:
   // Throws unless `value` is an object.
   ObjectReader(const Json& value, std::string path, std::string file);
 
-  [[nodiscard]] bool has(std::string_view key) const;
+  // Whether the key is present; marks it accepted.
+  [[nodiscard]] bool has(std::string_view key);
   // The raw value (nullptr when absent); marks the key known.
   const Json* get(std::string_view key);
   const Json& require(std::string_view key, std::string_view expectation);

@@ -42,6 +42,9 @@ struct StrategySpec {
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };
 
+// A strategy's label when the scenario gives none: the kind, or kind@cut for a fixed cut.
+std::string default_strategy_label(std::string_view kind, const std::optional<std::string>& cut);
+
 struct LinkSpec {
   BytesPerSecond bandwidth;
   Seconds latency;
