@@ -485,6 +485,8 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   p.provenance["repetitions"] = std::to_string(options.repetitions);
   p.provenance["min_time_s"] = std::to_string(options.min_time);
   if (!options.command.empty()) p.provenance["command"] = options.command;
+  p.provenance["last_level_cache_bytes"] = std::to_string(backend.last_level_cache_bytes());
+  p.host = ProfileHost{this_machine_cpu_model(), gpu ? p.provenance["device"] : "", backend.threads()};
 
   const auto median_of = [&](const std::string& name) {
     const auto s = collector.stats(name);

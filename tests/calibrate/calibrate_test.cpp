@@ -1,5 +1,6 @@
 // Calibration: distinct shapes, the fitted roofline, a real (small, fast) calibration whose
-// profile the cost model reads back as measured, and `ralp calibrate`'s bad-input exits.
+// profile the cost model reads back as measured, the host and command `ralp calibrate` records,
+// and its bad-input exits.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -113,6 +114,29 @@ int run_ralp(const std::string& args, std::string* err) {
   *err = text.str();
   std::remove(log.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The profile names this machine as its host and records the command as given: only the options
+// given, with their values as typed, none added.
+TEST(CalibrateCommand, RecordsTheHostAndTheCommandThatRan) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  const std::string out = std::string(RALP_BINARY_DIR) + "/calibrate_test_profile." +
+                          std::to_string(getpid()) + ".json";
+  const std::string args = "--model cifar_allconv:2 --device cpu --no-end-to-end --min-time 0.001 "
+                           "--repetitions 1 --name 'my cpu' --out " + out;
+  std::string err;
+  ASSERT_EQ(run_ralp("calibrate " + args, &err), 0) << err;
+  const DeviceProfile p = load_device_profile(out);
+  std::remove(out.c_str());
+  EXPECT_EQ(p.name, "my cpu");
+  EXPECT_EQ(p.provenance.at("command"),
+            "ralp calibrate --model cifar_allconv:2 --device cpu --out " + out +
+                " --name 'my cpu' --repetitions 1 --min-time 0.001 --no-end-to-end");
+  ASSERT_TRUE(p.host);
+  EXPECT_EQ(p.host->cpu_model, this_machine_cpu_model());
+  EXPECT_EQ(p.host->threads, 1);
+  EXPECT_TRUE(p.host->gpu_model.empty());
+  EXPECT_TRUE(p.end_to_end.empty());
 }
 
 struct BadInput {
