@@ -106,6 +106,12 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
       m.backward_data = l.seconds("backward_data");
       m.backward_weight = l.seconds("backward_weight");
       m.spread = l.optional_number("spread", 0.0, 1e6).value_or(0.0);
+      if (const Json* in_step = l.get("in_step")) {
+        ObjectReader s(*in_step, l.path_of("in_step"), l.file());
+        m.in_step = InStepTimes{s.seconds("forward"), s.seconds("backward_data"),
+                                s.seconds("backward_weight")};
+        s.finish();
+      }
       l.finish();
       profile.measured.push_back(std::move(m));
     }
@@ -217,13 +223,19 @@ Json device_profile_to_json(const DeviceProfile& p) {
   m["fitted"] = fitted;
   Json layers = Json::array();
   for (const auto& l : p.measured) {
-    layers.push_back({{"signature", l.signature},
-                      {"kind", std::string(to_string(l.kind))},
-                      {"batch", l.batch},
-                      {"forward", l.forward.value()},
-                      {"backward_data", l.backward_data.value()},
-                      {"backward_weight", l.backward_weight.value()},
-                      {"spread", l.spread}});
+    Json entry = {{"signature", l.signature},
+                  {"kind", std::string(to_string(l.kind))},
+                  {"batch", l.batch},
+                  {"forward", l.forward.value()},
+                  {"backward_data", l.backward_data.value()},
+                  {"backward_weight", l.backward_weight.value()},
+                  {"spread", l.spread}};
+    if (l.in_step) {
+      entry["in_step"] = {{"forward", l.in_step->forward.value()},
+                          {"backward_data", l.in_step->backward_data.value()},
+                          {"backward_weight", l.in_step->backward_weight.value()}};
+    }
+    layers.push_back(std::move(entry));
   }
   m["layers"] = layers;
   Json checks = Json::array();

@@ -37,6 +37,8 @@ TEST(DeviceProfile, MeasuredFieldsRoundTrip) {
   p.source = ProfileSource::measured;
   p.measured.push_back({"relu<4x1x1", LayerKind::relu, 8, Seconds(1e-6), Seconds(2e-6),
                         Seconds(0.0), 0.05});
+  p.measured.push_back({"relu<8x1x1", LayerKind::relu, 8, Seconds(1e-6), Seconds(2e-6),
+                        Seconds(0.0), 0.05, InStepTimes{Seconds(3e-6), Seconds(4e-6), Seconds(0.0)}});
   p.fitted[LayerKind::conv2d] = {FlopsPerSecond(1.1e11), BytesPerSecond(2e10)};
   p.fitted_launch_overhead = Seconds(3e-6);
   p.end_to_end.push_back({"vgg16", 8, Seconds(4.0), Seconds(3.9)});

@@ -23,6 +23,15 @@ enum class ProfileSource { datasheet, measured };
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(ProfileSource source);
 
+// Median times of one layer signature's passes inside real training steps of a whole model: the
+// network executor timing each layer as it steps, over repeated steps after a first, untimed one.
+struct InStepTimes {
+  Seconds forward;
+  Seconds backward_data;
+  Seconds backward_weight;
+  friend bool operator==(const InStepTimes&, const InStepTimes&) = default;
+};
+
 // Median times of one layer signature at one batch size on the profiled device.
 struct MeasuredLayer {
   std::string signature;  // Layer::signature()
@@ -32,6 +41,9 @@ struct MeasuredLayer {
   Seconds backward_data;
   Seconds backward_weight;
   double spread = 0.0;  // (max - min) / median over the repetitions, largest of the passes
+  // The same passes inside a training step (slower than alone: colder caches, neighbours' memory
+  // traffic); absent when calibration ran no end-to-end step containing this shape.
+  std::optional<InStepTimes> in_step;
   friend bool operator==(const MeasuredLayer&, const MeasuredLayer&) = default;
 };
 
