@@ -1,9 +1,13 @@
 // Achieved GFLOP/s of the CPU backend on VGG-16's and AlexNet's convolution and FC layers at
-// batch 8, on one thread and two, each pass separately; OpenBLAS SGEMM on the FC layers for
-// comparison. The context records the machine's load before the run (and stderr after it).
-//   build/bench/ralp_kernels_bench --benchmark_min_time=0.2
+// batch 8, on one thread and two, each pass separately and in both layouts (channels-last and
+// oneDNN's blocked one; see CpuPassLayout), with a table at the end that puts each pass's two
+// layouts side by side and marks the one the automatic choice runs; OpenBLAS SGEMM on the FC
+// layers for comparison. The context records the machine's load before the run (and stderr after).
+//   build/bench/ralp_kernels_bench --benchmark_min_time=0.2 --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -31,16 +35,26 @@ std::string loadavg() {
   return a + " " + b + " " + c;
 }
 
-kernels::Backend& backend(int threads) {
-  static std::map<int, std::unique_ptr<kernels::Backend>> made;
-  auto& b = made[threads];
-  if (!b) b = kernels::make_cpu_backend(threads);
+using kernels::CpuPassLayout;
+using kernels::KernelPass;
+
+constexpr CpuPassLayout kLayouts[] = {CpuPassLayout::channels_last, CpuPassLayout::blocked};
+
+const char* layout_name(CpuPassLayout layout) {
+  return layout == CpuPassLayout::blocked ? "blocked" : "channels_last";
+}
+
+kernels::Backend& backend(int threads, CpuPassLayout layout) {
+  static std::map<std::pair<int, CpuPassLayout>, std::unique_ptr<kernels::Backend>> made;
+  auto& b = made[{threads, layout}];
+  if (!b) b = kernels::make_cpu_backend(threads, layout);
   return *b;
 }
 
 // One layer's tensors on a backend; `pass` 0 forward, 1 backward-data, 2 backward-weight.
-void run_layer(benchmark::State& state, const Layer& layer, int threads, int pass) {
-  kernels::Backend& be = backend(threads);
+void run_layer(benchmark::State& state, const Layer& layer, int threads, int pass,
+               CpuPassLayout layout) {
+  kernels::Backend& be = backend(threads, layout);
   auto runner = be.make_runner(layer, kBatch);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
@@ -92,7 +106,58 @@ void run_sgemm(benchmark::State& state, const Layer& layer, int threads) {
 }
 #endif
 
-void register_all() {
+// Prints as the console does and keeps each benchmark's median time (the mean when it ran once),
+// by name, for the side-by-side table: CPU time on one thread, whose kernels run on the calling
+// thread alone (other jobs' load on the machine then leaves it nearly unchanged, where real time
+// grows with the load), real time on several.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (median || (r.run_type == Run::RT_Iteration && r.repetitions <= 1)) {
+        const bool one_thread = r.run_name.function_name.ends_with("/threads:1");
+        times_[r.run_name.str()] = one_thread ? r.GetAdjustedCPUTime() : r.GetAdjustedRealTime();
+      }
+    }
+  }
+  [[nodiscard]] const std::map<std::string, double>& times() const { return times_; }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+struct PassRow {
+  std::string name;  // model/layer/pass
+  int threads;
+  CpuPassLayout automatic;
+};
+
+std::string run_name(const PassRow& row, CpuPassLayout layout) {
+  return row.name + "/" + layout_name(layout) + "/threads:" + std::to_string(row.threads) +
+         "/real_time";
+}
+
+// Each pass's two layouts side by side: times in ms (CPU time on one thread, real time on more),
+// the automatic choice starred, and the chosen layout's time over the other's.
+void print_layout_table(const std::vector<PassRow>& rows, const std::map<std::string, double>& times) {
+  std::printf("\n%-36s %7s %14s %14s %8s\n", "pass (* = automatic choice)", "threads",
+              "channels_last", "blocked", "chosen/other");
+  for (const PassRow& row : rows) {
+    const auto cl = times.find(run_name(row, CpuPassLayout::channels_last));
+    const auto bl = times.find(run_name(row, CpuPassLayout::blocked));
+    if (cl == times.end() || bl == times.end()) continue;  // filtered out
+    const bool blocked = row.automatic == CpuPassLayout::blocked;
+    const double chosen = blocked ? bl->second : cl->second;
+    const double other = blocked ? cl->second : bl->second;
+    std::printf("%-36s %7d %12.2f%s %12.2f%s %8.2fx\n", row.name.c_str(), row.threads, cl->second,
+                blocked ? "  " : " *", bl->second, blocked ? " *" : "  ", chosen / other);
+  }
+}
+
+std::vector<PassRow> register_all() {
+  std::vector<PassRow> rows;
   const char* passes[] = {"forward", "backward_data", "backward_weight"};
   for (const char* model : {"vgg16", "alexnet"}) {
     const LayerGraph g = *zoo_model(model);
@@ -104,11 +169,16 @@ void register_all() {
       for (const int threads : {1, 2}) {
         for (int pass = 0; pass < 3; ++pass) {
           if (pass == 1 && !layer.needs_input_gradient) continue;
-          const std::string name = std::string(model) + "/" + layer.name() + "/" + passes[pass] +
-                                   "/threads:" + std::to_string(threads);
-          benchmark::RegisterBenchmark(name.c_str(), [layer, threads, pass](benchmark::State& s) {
-            run_layer(s, layer, threads, pass);
-          })->UseRealTime()->Unit(benchmark::kMillisecond);
+          const std::string base = std::string(model) + "/" + layer.name() + "/" + passes[pass];
+          rows.push_back({base, threads,
+                          kernels::automatic_cpu_pass_layout(layer, static_cast<KernelPass>(pass))});
+          for (const CpuPassLayout layout : kLayouts) {
+            const std::string name =
+                base + "/" + layout_name(layout) + "/threads:" + std::to_string(threads);
+            benchmark::RegisterBenchmark(name.c_str(), [layer, threads, pass, layout](benchmark::State& s) {
+              run_layer(s, layer, threads, pass, layout);
+            })->UseRealTime()->Unit(benchmark::kMillisecond);
+          }
         }
 #ifdef RALP_BENCH_OPENBLAS
         if (!conv) {
@@ -122,6 +192,7 @@ void register_all() {
       }
     }
   }
+  return rows;
 }
 
 }  // namespace
@@ -134,8 +205,10 @@ int main(int argc, char** argv) {
   }
   benchmark::AddCustomContext("batch", std::to_string(kBatch));
   benchmark::AddCustomContext("loadavg_start", loadavg());
-  register_all();
-  benchmark::RunSpecifiedBenchmarks();
+  const std::vector<PassRow> rows = register_all();
+  Collector collector;
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  print_layout_table(rows, collector.times());
   std::cerr << "loadavg_end: " << loadavg() << '\n';
   benchmark::Shutdown();
   return 0;

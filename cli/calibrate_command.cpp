@@ -88,6 +88,36 @@ void print_progress(const calibrate::ProgressUpdate& u) {
   std::cerr << line.str() << '\n';
 }
 
+// A word as a POSIX shell reads it back: unchanged when it holds only safe characters, else in
+// single quotes.
+std::string shell_word(const std::string& word) {
+  const bool safe = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_-+=.,:/@%") ==
+                                         std::string::npos;
+  if (safe) return word;
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command that runs: every option given, with its values as typed, in the order the options
+// are declared (a repeated option keeps its order). Options left at their defaults are not
+// named; the profile records the settings they took beside the command.
+std::string given_command(const CLI::App& sub) {
+  std::string command = kCommand;
+  for (const CLI::Option* option : sub.get_options()) {
+    if (option->count() == 0 || option->get_lnames().empty()) continue;
+    const std::string name = "--" + option->get_lnames().front();
+    if (option->get_expected_max() == 0) {  // a flag
+      command += " " + name;
+      continue;
+    }
+    for (const std::string& value : option->results()) command += " " + name + " " + shell_word(value);
+  }
+  return command;
+}
+
 int run(const CalibrateOptions& o, const std::string& command) {
   if (o.models.empty()) throw InputError(kCommand, "--model", "is missing, expected a model");
   const std::vector<int64_t> batches = parse_batches(o.batches, "--batch");
@@ -184,12 +214,7 @@ void add_calibrate_command(CLI::App& app, Action& action) {
       "device, library versions, threads, date and /proc/loadavg; `ralp model show MODEL "
       "--device FILE` then uses the measured times.");
   sub->callback([&action, o, sub] {
-    std::string command = "ralp calibrate";
-    for (const auto& m : o->models) command += " --model " + m;
-    command += " --batch " + o->batches + " --device " + o->device + " --threads " +
-               std::to_string(o->threads) + " --repetitions " + std::to_string(o->repetitions);
-    static_cast<void>(sub);
-    action = [o, command] { return run(*o, command); };
+    action = [o, command = given_command(*sub)] { return run(*o, command); };
   });
 }
 

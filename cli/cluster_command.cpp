@@ -190,6 +190,9 @@ void add_cluster_command(CLI::App& app, Action& action) {
         std::cerr << ("error: " + message + "\n") << std::flush;
         return kExitBadInput;
       }
+      const DeviceProfile* devices[] = {&scenario->worker_device, &scenario->ps_device};
+      const auto w = foreign_host_warning(devices, this_machine_cpu_model());
+      if (w && session.rank() == 0) std::cerr << (*w + "\n") << std::flush;
       if (!options->quiet && session.rank() == 0) {
         run_options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
       }

@@ -163,6 +163,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
     action = [options] {
       check_output_streams(*options);
       const Scenario scenario = load_scenario(options->scenario, options->overrides());
+      const DeviceProfile* devices[] = {&scenario.worker_device, &scenario.ps_device};
+      const auto w = foreign_host_warning(devices, this_machine_cpu_model());
+      if (w) std::cerr << *w << '\n';
       check_output_path("--json", options->json);
       check_output_path("--csv", options->csv);
       check_output_path("--trace", options->trace);

@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -34,6 +35,8 @@ constexpr int64_t kCopyFloats = int64_t{16} << 20;  // 64 MiB
 constexpr int64_t kTinyChannels = 16;
 // At most this many copies of a layer's weights (small weights stay cache-resident anyway).
 constexpr int64_t kMaxWeightCopies = 64;
+// Steps of a model run as warm-up before its in-step layer times are taken.
+constexpr int kInStepWarmUpSteps = 2;
 
 std::string read_loadavg() {
   std::ifstream in("/proc/loadavg");
@@ -149,11 +152,48 @@ class ModelBench {
     net_.forward(context_);
     net_.backward(context_);
   }
+  [[nodiscard]] kernels::Network& network() { return net_; }
 
  private:
   kernels::Network net_;
   kernels::StepContext context_{};
 };
+
+// Per-layer pass times seen inside training steps, by (signature, batch): forward,
+// backward-data, backward-weight samples in seconds.
+using InStepSamples = std::map<std::pair<std::string, int64_t>, std::array<std::vector<double>, 3>>;
+
+// A model stepped with the executor timing every layer, after warm-up steps, adding each step's
+// times to `samples`.
+class InStepBench {
+ public:
+  InStepBench(Backend& backend, const LayerGraph& graph, int64_t batch, uint64_t seed)
+      : model_(backend, graph, batch, seed), graph_(graph), batch_(batch) {
+    model_.network().set_timing(true);
+    for (int i = 0; i < kInStepWarmUpSteps; ++i) model_.step();
+  }
+  void step(InStepSamples& samples) {
+    model_.step();
+    const kernels::Network::LayerTimes& t = model_.network().layer_times();
+    for (LayerId id = 0; id < graph_.size(); ++id) {
+      auto& s = samples[{graph_.layer(id).signature(), batch_}];
+      s[0].push_back(t.forward[id].value());
+      s[1].push_back(t.backward_data[id].value());
+      s[2].push_back(t.backward_weight[id].value());
+    }
+  }
+
+ private:
+  ModelBench model_;
+  const LayerGraph& graph_;
+  int64_t batch_;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 // What one registered benchmark measures.
 struct Job {
@@ -426,6 +466,7 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
     };
   }
 
+  auto in_step_samples = std::make_shared<InStepSamples>();
   if (options.end_to_end) {
     for (const ModelRequest& r : requests) {
       for (const int64_t batch : r.batches) {
@@ -439,14 +480,28 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
                           backend.synchronize();
                         },
                         [model] { (*model)->step(); }, [model] { model->reset(); }});
+        // The same steps with every layer timed (which waits for the device after each pass),
+        // apart from the end-to-end time above so that timing does not slow it.
+        auto timed = std::make_shared<std::optional<InStepBench>>();
+        jobs.push_back({"in-step " + r.graph.name() + " b" + std::to_string(batch),
+                        [&backend, timed, graph, batch, seed = options.seed] {
+                          if (*timed) return;
+                          timed->emplace(backend, *graph, batch, seed);
+                          backend.synchronize();
+                        },
+                        [timed, in_step_samples] { (*timed)->step(*in_step_samples); },
+                        [timed] { timed->reset(); }});
       }
     }
   }
 
   // Jobs release state as soon as the next one needs memory: layer benches replace each other,
   // models free theirs when the next model starts (see the wrapping below).
+  const auto is_model_job = [](const Job& job) {
+    return job.name.rfind("end-to-end ", 0) == 0 || job.name.rfind("in-step ", 0) == 0;
+  };
   for (size_t i = 0; i + 1 < jobs.size(); ++i) {
-    if (jobs[i].name.rfind("end-to-end ", 0) == 0) {
+    if (is_model_job(jobs[i])) {
       auto setup = jobs[i + 1].setup;
       auto release = jobs[i].release;
       jobs[i + 1].setup = [setup, release] {
@@ -485,6 +540,8 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   p.provenance["repetitions"] = std::to_string(options.repetitions);
   p.provenance["min_time_s"] = std::to_string(options.min_time);
   if (!options.command.empty()) p.provenance["command"] = options.command;
+  p.provenance["last_level_cache_bytes"] = std::to_string(backend.last_level_cache_bytes());
+  p.host = ProfileHost{this_machine_cpu_model(), gpu ? p.provenance["device"] : "", backend.threads()};
 
   const auto median_of = [&](const std::string& name) {
     const auto s = collector.stats(name);
@@ -533,6 +590,11 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
       m.backward_weight = Seconds(std::max(0.0, (both->first - m.backward_data).value()));
       m.spread = std::max(m.spread, both->second);
     }
+    if (const auto it = in_step_samples->find({s.signature, s.batch});
+        it != in_step_samples->end() && !it->second[0].empty()) {
+      m.in_step = InStepTimes{Seconds(median(it->second[0])), Seconds(median(it->second[1])),
+                              Seconds(median(it->second[2]))};
+    }
     for (const auto& [work, time] : {std::pair{w.forward, m.forward},
                                      std::pair{w.backward_data, m.backward_data},
                                      std::pair{w.backward_weight, m.backward_weight}}) {
@@ -565,7 +627,11 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
              "sum";
 
   if (options.end_to_end) {
-    const auto model = make_cost_model(p);
+    // The sum of the layers' times alone, so that the check stays independent of the step it
+    // is checked against (the in-step times come from such steps).
+    DeviceProfile alone = p;
+    for (MeasuredLayer& m : alone.measured) m.in_step.reset();
+    const auto model = make_cost_model(alone);
     for (const ModelRequest& r : requests) {
       for (const int64_t batch : r.batches) {
         const auto s = collector.stats("end-to-end " + r.graph.name() + " b" + std::to_string(batch));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <system_error>
 
@@ -39,6 +40,21 @@ void parse_efficiency(ObjectReader& parent, DeviceProfile& profile) {
 
 LayerKind parse_kind(ObjectReader& r, std::string_view key) {
   return *layer_kind_from_string(r.choice(key, layer_kind_names()));
+}
+
+// Upper bound on a recorded kernel thread count, far above any machine's cores.
+constexpr int64_t kMaxThreads = 1 << 16;
+
+void parse_host(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("host");
+  if (value == nullptr) return;
+  ObjectReader r(*value, parent.path_of("host"), parent.file());
+  ProfileHost host;
+  host.cpu_model = r.string("cpu_model");
+  host.gpu_model = r.optional_string("gpu_model").value_or("");
+  host.threads = static_cast<int>(r.optional_integer("threads", 1, kMaxThreads).value_or(0));
+  r.finish();
+  profile.host = std::move(host);
 }
 
 void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
@@ -90,6 +106,12 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
       m.backward_data = l.seconds("backward_data");
       m.backward_weight = l.seconds("backward_weight");
       m.spread = l.optional_number("spread", 0.0, 1e6).value_or(0.0);
+      if (const Json* in_step = l.get("in_step")) {
+        ObjectReader s(*in_step, l.path_of("in_step"), l.file());
+        m.in_step = InStepTimes{s.seconds("forward"), s.seconds("backward_data"),
+                                s.seconds("backward_weight")};
+        s.finish();
+      }
       l.finish();
       profile.measured.push_back(std::move(m));
     }
@@ -138,12 +160,19 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.pcie_bandwidth = r.optional_bandwidth("pcie_bandwidth");
   p.launch_overhead = r.optional_seconds("launch_overhead").value_or(Seconds(0.0));
   parse_efficiency(r, p);
+  parse_host(r, p);
   const BytesPerSecond achieved = p.memory_bandwidth * p.memory_efficiency;
   p.gradient_sum_rate =
       r.optional_bandwidth("gradient_sum_rate").value_or(achieved / kSumArraysPerGradientByte);
   p.update_rate =
       r.optional_bandwidth("update_rate").value_or(achieved / kUpdateArraysPerGradientByte);
   parse_measured(r, p);
+  // Profiles written before "host" existed recorded the CPU in their provenance.
+  if (!p.host && p.source == ProfileSource::measured && p.provenance.contains("cpu_model")) {
+    const auto threads = p.provenance.find("threads");
+    p.host = ProfileHost{p.provenance.at("cpu_model"), "",
+                         threads == p.provenance.end() ? 0 : std::atoi(threads->second.c_str())};
+  }
   if (p.source == ProfileSource::measured && p.measured.empty() && p.fitted.empty()) {
     r.fail("measured", "is missing, expected the measurements of a profile whose source is "
                        "\"measured\"");
@@ -174,6 +203,11 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["efficiency"] = eff;
   j["gradient_sum_rate"] = p.gradient_sum_rate.value();
   j["update_rate"] = p.update_rate.value();
+  if (p.host) {
+    j["host"] = {{"cpu_model", p.host->cpu_model}};
+    if (!p.host->gpu_model.empty()) j["host"]["gpu_model"] = p.host->gpu_model;
+    if (p.host->threads > 0) j["host"]["threads"] = p.host->threads;
+  }
 
   const bool has_measured = !p.measured.empty() || !p.fitted.empty() || !p.end_to_end.empty() ||
                             !p.provenance.empty() || p.fitted_launch_overhead;
@@ -189,13 +223,19 @@ Json device_profile_to_json(const DeviceProfile& p) {
   m["fitted"] = fitted;
   Json layers = Json::array();
   for (const auto& l : p.measured) {
-    layers.push_back({{"signature", l.signature},
-                      {"kind", std::string(to_string(l.kind))},
-                      {"batch", l.batch},
-                      {"forward", l.forward.value()},
-                      {"backward_data", l.backward_data.value()},
-                      {"backward_weight", l.backward_weight.value()},
-                      {"spread", l.spread}});
+    Json entry = {{"signature", l.signature},
+                  {"kind", std::string(to_string(l.kind))},
+                  {"batch", l.batch},
+                  {"forward", l.forward.value()},
+                  {"backward_data", l.backward_data.value()},
+                  {"backward_weight", l.backward_weight.value()},
+                  {"spread", l.spread}};
+    if (l.in_step) {
+      entry["in_step"] = {{"forward", l.in_step->forward.value()},
+                          {"backward_data", l.in_step->backward_data.value()},
+                          {"backward_weight", l.in_step->backward_weight.value()}};
+    }
+    layers.push_back(std::move(entry));
   }
   m["layers"] = layers;
   Json checks = Json::array();
@@ -208,6 +248,55 @@ Json device_profile_to_json(const DeviceProfile& p) {
   m["end_to_end"] = checks;
   j["measured"] = m;
   return j;
+}
+
+std::string cpu_model_from_cpuinfo(std::istream& in) {
+  std::string line, name, family, model;
+  const auto value = [](const std::string& l) {
+    const auto colon = l.find(':');
+    if (colon == std::string::npos) return std::string();
+    const auto start = l.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : l.substr(start);
+  };
+  const auto key_is = [](const std::string& l, std::string_view key) {
+    if (l.rfind(key, 0) != 0) return false;
+    const auto rest = l.find_first_not_of(" \t", key.size());
+    return rest != std::string::npos && l[rest] == ':';
+  };
+  // The first processor's block is enough: a machine's cores are of one model.
+  while (std::getline(in, line) && !line.empty()) {
+    if (key_is(line, "model name")) {
+      name = value(line);
+    } else if (key_is(line, "cpu family")) {
+      family = value(line);
+    } else if (key_is(line, "model")) {
+      model = value(line);
+    }
+  }
+  if (name.empty()) return "unknown CPU";
+  if (family.empty() || model.empty()) return name;
+  return name + " (family " + family + ", model " + model + ")";
+}
+
+std::string this_machine_cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  return cpu_model_from_cpuinfo(in);
+}
+
+std::optional<std::string> foreign_host_warning(std::span<const DeviceProfile* const> profiles,
+                                                std::string_view this_cpu_model) {
+  std::set<std::string> named;
+  std::string list;
+  for (const DeviceProfile* p : profiles) {
+    if (p->source != ProfileSource::measured || p->kind != DeviceKind::cpu || !p->host) continue;
+    if (p->host->cpu_model == this_cpu_model || !named.insert(p->name).second) continue;
+    list += (list.empty() ? "" : ", ") + ("'" + p->name + "' from " + p->host->cpu_model);
+  }
+  if (list.empty()) return std::nullopt;
+  const bool several = named.size() > 1;
+  return "warning: measured CPU profile" + std::string(several ? "s " : " ") + list +
+         ", but this machine's CPU is " + std::string(this_cpu_model) + ": " +
+         (several ? "their" : "its") + " times may not hold here (ralp calibrate measures them here)";
 }
 
 std::vector<std::filesystem::path> profile_search_path() {

@@ -26,7 +26,10 @@ MeasuredProfileModel::MeasuredProfileModel(const DeviceProfile& profile)
     : name_(profile.name),
       fitted_(make_fitted(profile)),
       datasheet_(make_datasheet_model(profile)) {
-  for (const auto& m : profile.measured) measured_[{m.signature, m.batch}] = m;
+  for (const auto& m : profile.measured) {
+    measured_[{m.signature, m.batch}] = m;
+    if (m.in_step) ++in_step_;
+  }
 }
 
 LayerCost MeasuredProfileModel::estimate(const LayerKey& key) const {
@@ -35,10 +38,12 @@ LayerCost MeasuredProfileModel::estimate(const LayerKey& key) const {
     const auto when = [](const PassWork& work, Seconds t) {
       return work.flops.value() > 0.0 || work.bytes.value() > 0.0 ? t : Seconds(0.0);
     };
+    // Inside a step, where the prediction applies, before alone.
+    const InStepTimes t = m.in_step.value_or(InStepTimes{m.forward, m.backward_data, m.backward_weight});
     LayerCost cost;
-    cost.forward = when(key.work.forward, m.forward);
-    cost.backward_data = when(key.work.backward_data, m.backward_data);
-    cost.backward_weight = when(key.work.backward_weight, m.backward_weight);
+    cost.forward = when(key.work.forward, t.forward);
+    cost.backward_data = when(key.work.backward_data, t.backward_data);
+    cost.backward_weight = when(key.work.backward_weight, t.backward_weight);
     cost.source = CostSource::measured;
     return cost;
   }
@@ -47,8 +52,12 @@ LayerCost MeasuredProfileModel::estimate(const LayerKey& key) const {
 }
 
 std::string MeasuredProfileModel::describe() const {
-  return "measured profile " + name_ + " (" + std::to_string(measured_.size()) +
-         " layer shapes; fitted model" + (fitted_ ? "" : " absent") + "; datasheet fallback)";
+  const std::string in_step =
+      in_step_ == 0 ? ""
+                    : ", " + std::to_string(in_step_) +
+                          " of them timed inside a training step, and those times used";
+  return "measured profile " + name_ + " (" + std::to_string(measured_.size()) + " layer shapes" +
+         in_step + "; fitted model" + (fitted_ ? "" : " absent") + "; datasheet fallback)";
 }
 
 }  // namespace ralp

@@ -2,8 +2,10 @@
 #include "ralp/kernels/backend.hpp"
 #include "tensor_checks.hpp"
 
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 namespace ralp::kernels {
 
@@ -21,6 +23,57 @@ void check_span(const Tensor& t, size_t size) {
   }
 }
 
+namespace {
+
+// Cache sizes believed, and the size assumed otherwise.
+constexpr int64_t kMinCacheBytes = int64_t{64} << 10;
+constexpr int64_t kMaxCacheBytes = int64_t{1} << 30;
+constexpr int64_t kFallbackCacheBytes = int64_t{32} << 20;
+
+std::string read_word(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string word;
+  in >> word;
+  return word;
+}
+
+// "32768K", "1M", "512": bytes, or -1 when it is none of those.
+int64_t parse_cache_size(const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    return -1;
+  }
+  const std::string unit = text.substr(used);
+  if (unit.empty()) return value;
+  if (unit == "K") return value << 10;
+  if (unit == "M") return value << 20;
+  if (unit == "G") return value << 30;
+  return -1;
+}
+
+}  // namespace
+
+int64_t cpu_last_level_cache_bytes(const std::filesystem::path& folder) {
+  int best_level = 0;
+  int64_t best_bytes = -1;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("index", 0) != 0) continue;
+    const std::string type = read_word(it->path() / "type");
+    if (type != "Data" && type != "Unified") continue;
+    const int level = std::atoi(read_word(it->path() / "level").c_str());
+    const int64_t bytes = parse_cache_size(read_word(it->path() / "size"));
+    if (level > best_level && bytes > 0) {
+      best_level = level;
+      best_bytes = bytes;
+    }
+  }
+  if (best_bytes < kMinCacheBytes || best_bytes > kMaxCacheBytes) return kFallbackCacheBytes;
+  return best_bytes;
+}
 
 std::string_view to_string(BackendKind kind) { return kind == BackendKind::cpu ? "cpu" : "cuda"; }
 
@@ -152,7 +205,11 @@ bool cuda_backend_built() {
 }
 
 #ifndef RALP_HAVE_CPU_KERNELS
-std::unique_ptr<Backend> make_cpu_backend(int /*threads*/) {
+CpuPassLayout automatic_cpu_pass_layout(const Layer& /*layer*/, KernelPass /*pass*/) {
+  return CpuPassLayout::channels_last;
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int /*threads*/, CpuPassLayout /*layout*/) {
   throw std::runtime_error(
       "this build has no CPU kernel backend (oneDNN was not found)");
 }

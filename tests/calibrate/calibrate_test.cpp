@@ -1,5 +1,7 @@
 // Calibration: distinct shapes, the fitted roofline, a real (small, fast) calibration whose
-// profile the cost model reads back as measured, and `ralp calibrate`'s bad-input exits.
+// profile the cost model reads back as measured, the host and command `ralp calibrate` records,
+// and its bad-input exits.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -99,6 +101,26 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   EXPECT_EQ(cost.measured, g.size() - 1);  // all but flatten, which does no work
   // A batch never measured falls back to the fitted model.
   EXPECT_GT(model_cost(g, *model, 3).fitted, 0U);
+
+  // Every shape was also timed inside the end-to-end steps, and the cost model uses those times;
+  // the fidelity check sums the times alone.
+  DeviceProfile alone = p;
+  for (MeasuredLayer& m : alone.measured) {
+    ASSERT_TRUE(m.in_step) << m.signature;
+    if (m.kind == LayerKind::conv2d) {
+      EXPECT_GT(m.in_step->forward.value(), 0.0) << m.signature;
+    }
+    m.in_step.reset();
+  }
+  const ModelCost sum_alone = model_cost(g, *make_cost_model(alone), 2);
+  EXPECT_DOUBLE_EQ(p.end_to_end[0].sum_of_layers.value(),
+                   (sum_alone.forward + sum_alone.backward).value());
+  const Layer& conv1 = g.layer(*g.find("conv1"));
+  const auto in_step = std::find_if(p.measured.begin(), p.measured.end(),
+                                    [&](const MeasuredLayer& m) { return m.signature == conv1.signature(); });
+  ASSERT_NE(in_step, p.measured.end());
+  EXPECT_DOUBLE_EQ(model->estimate(make_layer_key(conv1, 2)).forward.value(),
+                   in_step->in_step->forward.value());
 }
 
 int run_ralp(const std::string& args, std::string* err) {
@@ -113,6 +135,31 @@ int run_ralp(const std::string& args, std::string* err) {
   *err = text.str();
   std::remove(log.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The profile names this machine as its host and records the command as given: only the options
+// given, with their values as typed, none added.
+TEST(CalibrateCommand, RecordsTheHostAndTheCommandThatRan) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  const std::string out = std::string(RALP_BINARY_DIR) + "/calibrate_test_profile." +
+                          std::to_string(getpid()) + ".json";
+  const std::string args = "--model cifar_allconv:2 --device cpu --no-end-to-end --min-time 0.001 "
+                           "--repetitions 1 --name 'my cpu' --out " + out;
+  std::string err;
+  ASSERT_EQ(run_ralp("calibrate " + args, &err), 0) << err;
+  const DeviceProfile p = load_device_profile(out);
+  std::remove(out.c_str());
+  EXPECT_EQ(p.name, "my cpu");
+  EXPECT_EQ(p.provenance.at("command"),
+            "ralp calibrate --model cifar_allconv:2 --device cpu --out " + out +
+                " --name 'my cpu' --repetitions 1 --min-time 0.001 --no-end-to-end");
+  ASSERT_TRUE(p.host);
+  EXPECT_EQ(p.host->cpu_model, this_machine_cpu_model());
+  EXPECT_EQ(p.host->threads, 1);
+  EXPECT_TRUE(p.host->gpu_model.empty());
+  EXPECT_TRUE(p.end_to_end.empty());
+  ASSERT_FALSE(p.measured.empty());
+  EXPECT_FALSE(p.measured.front().in_step);  // no steps, no in-step times
 }
 
 struct BadInput {

@@ -1,4 +1,5 @@
-// Cost models: the roofline by hand, and the measured > fitted > datasheet order.
+// Cost models: the roofline by hand, the measured > fitted > datasheet order, and in-step times
+// before times alone.
 #include "ralp/core/cost_model.hpp"
 
 #include <gtest/gtest.h>
@@ -59,6 +60,31 @@ TEST(MeasuredProfile, MeasuredThenFittedThenDatasheet) {
   EXPECT_EQ(fitted.source, CostSource::fitted);
   EXPECT_DOUBLE_EQ(fitted.forward.value(), 8.0 * (2.0 * 4096 * 1024 + 1024) / 1e10);
   EXPECT_EQ(model.estimate(make_layer_key(relu1, 8)).source, CostSource::datasheet);
+}
+
+TEST(MeasuredProfile, InStepTimesComeBeforeTimesAlone) {
+  const LayerGraph g = *zoo_model("cifar_alexnet");
+  const Layer& conv2 = g.layer(*g.find("conv2"));
+  const Layer& fc3 = g.layer(*g.find("fc3"));
+  DeviceProfile p = round_device();
+  p.name = "round";
+  p.source = ProfileSource::measured;
+  p.measured.push_back({conv2.signature(), LayerKind::conv2d, 8, Seconds(0.001), Seconds(0.002),
+                        Seconds(0.003), 0.0, InStepTimes{Seconds(0.0015), Seconds(0.0025),
+                                                         Seconds(0.0035)}});
+  p.measured.push_back({fc3.signature(), LayerKind::fully_connected, 8, Seconds(0.004),
+                        Seconds(0.005), Seconds(0.006), 0.0});
+  const MeasuredProfileModel model(p);
+  const LayerCost in_step = model.estimate(make_layer_key(conv2, 8));
+  EXPECT_EQ(in_step.source, CostSource::measured);
+  EXPECT_DOUBLE_EQ(in_step.forward.value(), 0.0015);
+  EXPECT_DOUBLE_EQ(in_step.backward_data.value(), 0.0025);
+  EXPECT_DOUBLE_EQ(in_step.backward_weight.value(), 0.0035);
+  // Without in-step times, the times alone.
+  EXPECT_DOUBLE_EQ(model.estimate(make_layer_key(fc3, 8)).forward.value(), 0.004);
+  EXPECT_EQ(model.describe(),
+            "measured profile round (2 layer shapes, 1 of them timed inside a training step, and "
+            "those times used; fitted model absent; datasheet fallback)");
 }
 
 TEST(ModelCost, SumsAndCountsSources) {

@@ -1,6 +1,10 @@
 // Backend memory and parameter-server operations (gradient sum, SGD with momentum), host copies
-// across layouts, dropout masks, and backend selection.
+// across layouts, dropout masks, backend selection, and the CPU cache size read from sysfs.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "ralp/kernels/backend.hpp"
 #include "ralp/kernels/dropout_mask.hpp"
@@ -121,6 +125,54 @@ TEST(BackendSelection, FallsBackToTheCpuWithOneLine) {
   EXPECT_EQ(cpu.backend->threads(), 2);
   EXPECT_TRUE(cpu.note.empty());
   EXPECT_THROW(kernels::select_backend({kernels::DeviceChoice::cpu, 0}), std::invalid_argument);
+}
+
+// A sysfs cache folder as Linux lays it out, made in a fresh temporary folder.
+class SysfsCaches : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ralp-sysfs-cache-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void add(int index, int level, const std::string& type, const std::string& size) {
+    const auto folder = dir_ / ("index" + std::to_string(index));
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder / "level") << level << "\n";
+    std::ofstream(folder / "type") << type << "\n";
+    std::ofstream(folder / "size") << size << "\n";
+  }
+  std::filesystem::path dir_;
+};
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+TEST_F(SysfsCaches, TheHighestLevelDataOrUnifiedCache) {
+  add(0, 1, "Data", "32K");
+  add(1, 1, "Instruction", "32K");
+  add(2, 2, "Unified", "512K");
+  add(3, 3, "Unified", "32768K");
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_), 32 * kMiB);
+}
+
+TEST_F(SysfsCaches, AnInstructionCacheIsNeverTheLastLevel) {
+  add(0, 2, "Unified", "1M");
+  add(1, 3, "Instruction", "64M");
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_), 1 * kMiB);
+}
+
+// Sizes no CPU cache has, unreadable sizes and no folder at all give the 32 MiB assumption.
+TEST_F(SysfsCaches, ImplausibleOrMissingSizesFallBack) {
+  add(0, 3, "Unified", "2G");
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_), 32 * kMiB);
+  add(0, 3, "Unified", "16");
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_), 32 * kMiB);
+  add(0, 3, "Unified", "lots");
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_), 32 * kMiB);
+  EXPECT_EQ(kernels::cpu_last_level_cache_bytes(dir_ / "absent"), 32 * kMiB);
 }
 
 }  // namespace

@@ -76,6 +76,8 @@ const std::vector<OpCase>& op_cases() {
         {"conv_dilated", spec(LayerKind::conv2d, conv(4, 3, 3, 1, 2, 2, 1, true, 2)), {{3, 6, 6}}},
         {"conv_rect_1x3", spec(LayerKind::conv2d, conv(5, 1, 3, 1, 0, 1)), {{4, 5, 6}}},
         {"conv5x5_stride3", spec(LayerKind::conv2d, conv(4, 5, 5, 3, 2, 2)), {{3, 13, 13}}},
+        // Deep and small: the CPU backend's automatic choice runs its backward passes blocked.
+        {"conv_deep_small", spec(LayerKind::conv2d, conv(4, 3, 3, 1, 1, 1)), {{512, 4, 4}}},
         {"max_pool", spec(LayerKind::max_pool, pool(3, 2, 0)), {{3, 7, 7}}},
         {"max_pool_padded", spec(LayerKind::max_pool, pool(3, 2, 1)), {{3, 8, 8}}},
         {"max_pool_ceil", spec(LayerKind::max_pool, pool(3, 2, 0, true)), {{3, 8, 8}}},
@@ -225,14 +227,8 @@ double dot(const std::vector<float>& a, const Vec& b) {
   return sum;
 }
 
-class KernelOps : public ::testing::TestWithParam<std::tuple<BackendKind, std::string>> {};
-
-TEST_P(KernelOps, MatchesReferenceAndFiniteDifferences) {
-  RALP_TRACE_SEED();
-  const auto [kind, name] = GetParam();
-  std::string why;
-  Backend* backend = test_backend(kind, &why);
-  if (backend == nullptr) GTEST_SKIP() << why;
+// One case on one backend against the reference and finite differences.
+void check_case(Backend* backend, const std::string& name) {
   const OpCase& c = find_case(name);
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
@@ -287,6 +283,17 @@ TEST_P(KernelOps, MatchesReferenceAndFiniteDifferences) {
   }
 }
 
+class KernelOps : public ::testing::TestWithParam<std::tuple<BackendKind, std::string>> {};
+
+TEST_P(KernelOps, MatchesReferenceAndFiniteDifferences) {
+  RALP_TRACE_SEED();
+  const auto [kind, name] = GetParam();
+  std::string why;
+  Backend* backend = test_backend(kind, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  check_case(backend, name);
+}
+
 std::vector<std::string> case_names() {
   std::vector<std::string> out;
   for (const auto& c : op_cases()) out.push_back(c.name);
@@ -301,6 +308,40 @@ INSTANTIATE_TEST_SUITE_P(Backends, KernelOps,
                          ::testing::Combine(::testing::Values(BackendKind::cpu, BackendKind::cuda),
                                             ::testing::ValuesIn(case_names())),
                          param_name);
+
+// The CPU backend with every convolution and FC pass forced into one layout: both must be as
+// correct as the automatic mix of them.
+class CpuPassLayouts
+    : public ::testing::TestWithParam<std::tuple<kernels::CpuPassLayout, std::string>> {};
+
+TEST_P(CpuPassLayouts, MatchReferenceAndFiniteDifferences) {
+  RALP_TRACE_SEED();
+  const auto [layout, name] = GetParam();
+  std::string why;
+  Backend* backend = cpu_test_backend(layout, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  check_case(backend, name);
+}
+
+std::vector<std::string> conv_and_fc_case_names() {
+  std::vector<std::string> out;
+  for (const auto& c : op_cases()) {
+    if (c.spec.kind == LayerKind::conv2d || c.spec.kind == LayerKind::fully_connected) {
+      out.push_back(c.name);
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cpu, CpuPassLayouts,
+    ::testing::Combine(::testing::Values(kernels::CpuPassLayout::channels_last,
+                                         kernels::CpuPassLayout::blocked),
+                       ::testing::ValuesIn(conv_and_fc_case_names())),
+    [](const auto& p) {
+      const bool blocked = std::get<0>(p.param) == kernels::CpuPassLayout::blocked;
+      return std::string(blocked ? "blocked_" : "channels_last_") + std::get<1>(p.param);
+    });
 
 class CudaMatchesCpu : public ::testing::TestWithParam<std::string> {};
 

@@ -21,13 +21,16 @@ constexpr uint64_t kInitSeed = 42;
 // Exactly equal up to float summation order (a split network runs the same primitives).
 constexpr double kSplitTolerance = 1e-6;
 
-// The whole model in double precision, parameters as the executor initialises them.
+// The whole model in double precision, parameters as the executor initialises them. ReLU masks
+// and max-pool winners are taken from `kernel_outputs` (each layer's activation as the executor
+// computed it, by id): a random batch now and then puts a value so near a kink that float and
+// double fall on different sides, and only rounding should separate the two.
 struct RefNetwork {
   double loss = 0.0;
   std::map<std::string, Vec> gradients;  // by parameter name
 
   RefNetwork(const LayerGraph& g, const Vec& input, const std::vector<int32_t>& labels,
-             const StepContext& ctx) {
+             const StepContext& ctx, const std::vector<Vec>& kernel_outputs) {
     const size_t n = g.size();
     std::vector<Vec> out(n), diff(n);
     std::vector<Vec> weight(n), bias(n);
@@ -41,17 +44,23 @@ struct RefNetwork {
     const auto key = [&](LayerId id) {
       return kernels::MaskKey{ctx.seed, ctx.step, ctx.worker, static_cast<uint32_t>(id)};
     };
+    // The kernel's copy of a layer's first input; the model input is the same for both.
+    const auto decisions = [&](LayerId id) -> const Vec* {
+      const std::string& name = g.layer(id).spec.inputs.front();
+      return name == kModelInputName ? nullptr : &kernel_outputs.at(*g.find(name));
+    };
     for (LayerId id = 0; id < n; ++id) {
       const Layer& l = g.layer(id);
       if (l.weight_params > 0) weight[id] = ref_initial(kInitSeed, l, false);
       if (l.bias_params > 0) bias[id] = ref_initial(kInitSeed, l, true);
-      out[id] = ref_forward(l, kBatch, inputs_of(id), weight[id], bias[id], labels, key(id), &loss);
+      out[id] = ref_forward(l, kBatch, inputs_of(id), weight[id], bias[id], labels, key(id), &loss,
+                            decisions(id));
     }
     for (LayerId id = n; id-- > 0;) {
       const Layer& l = g.layer(id);
       if (l.kind() != LayerKind::softmax_cross_entropy && diff[id].empty()) continue;
       const RefGradients r = ref_backward(l, kBatch, inputs_of(id), out[id], weight[id], bias[id],
-                                          diff[id], labels, key(id));
+                                          diff[id], labels, key(id), decisions(id));
       if (l.weight_params > 0) gradients[l.name() + ".weight"] = r.weight;
       if (l.bias_params > 0) gradients[l.name() + ".bias"] = r.bias;
       if (!l.needs_input_gradient) continue;
@@ -135,9 +144,13 @@ TEST_P(WholeModel, ForwardAndBackwardMatchTheReference) {
   }
   load(*backend, net, batch);
   net.forward(ctx);
+  std::vector<Vec> activations;
+  for (LayerId id = 0; id < g.size(); ++id) {
+    activations.push_back(to_double(backend->download(net.output(id))));
+  }
   net.backward(ctx);
 
-  const RefNetwork ref(g, batch.input, batch.labels, ctx);
+  const RefNetwork ref(g, batch.input, batch.labels, ctx, activations);
   EXPECT_NEAR(net.loss(), ref.loss, kReferenceTolerance * ref.loss);
   const auto got = gradients(*backend, net);
   ASSERT_EQ(got.size(), ref.gradients.size());

@@ -52,6 +52,19 @@ Window pool_window(const Layer& layer, const Dims& x, int64_t oh, int64_t ow) {
   return {h0, h1, w0, w1, a.count_include_pad && !a.global ? padded : inside};
 }
 
+// The index of a pooling window's largest value of `values` (the first of equals, in row order).
+template <class Values>
+int64_t arg_max(const Window& win, const Dims& x, int64_t n, int64_t c, Values values) {
+  int64_t best = -1;
+  for (int64_t h = win.h0; h < win.h1; ++h) {
+    for (int64_t w = win.w0; w < win.w1; ++w) {
+      const int64_t i = x.at(n, c, h, w);
+      if (best < 0 || values(i) > values(best)) best = i;
+    }
+  }
+  return best;
+}
+
 double lrn_scale(const LrnAttrs& a, const Vec& x, const Dims& d, int64_t n, int64_t c, int64_t h,
                  int64_t w) {
   const int64_t half = (a.size - 1) / 2;
@@ -145,8 +158,10 @@ void for_each_conv_term(const Layer& layer, int64_t batch, F f) {
 
 Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>& inputs,
                 const Vec& weight, const Vec& bias, std::span<const int32_t> labels,
-                const kernels::MaskKey& mask, double* loss) {
+                const kernels::MaskKey& mask, double* loss, const Vec* decide_on) {
   const Vec& x = *inputs.front();
+  const Vec& decisions = decide_on != nullptr ? *decide_on : x;
+  const auto D = [&](int64_t i) { return decisions[static_cast<size_t>(i)]; };
   const Dims xd = dims_of(layer.input_shapes.front(), batch);
   const Dims yd = dims_of(layer.output, batch);
   Vec y(static_cast<size_t>(yd.size()), 0.0);
@@ -169,21 +184,22 @@ Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>
           for (int64_t oh = 0; oh < yd.h; ++oh) {
             for (int64_t ow = 0; ow < yd.w; ++ow) {
               const Window win = pool_window(layer, xd, oh, ow);
-              double acc = layer.kind() == LayerKind::max_pool ? -1e300 : 0.0;
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) {
-                  const double v = X(xd.at(n, c, h, w));
-                  acc = layer.kind() == LayerKind::max_pool ? std::max(acc, v) : acc + v;
-                }
+              if (layer.kind() == LayerKind::max_pool) {
+                Y(yd.at(n, c, oh, ow)) = X(arg_max(win, xd, n, c, D));
+                continue;
               }
-              Y(yd.at(n, c, oh, ow)) = layer.kind() == LayerKind::max_pool ? acc : acc / win.divisor;
+              double acc = 0.0;
+              for (int64_t h = win.h0; h < win.h1; ++h) {
+                for (int64_t w = win.w0; w < win.w1; ++w) acc += X(xd.at(n, c, h, w));
+              }
+              Y(yd.at(n, c, oh, ow)) = acc / win.divisor;
             }
           }
         }
       }
       return y;
     case LayerKind::relu:
-      for (int64_t i = 0; i < yd.size(); ++i) Y(i) = std::max(0.0, X(i));
+      for (int64_t i = 0; i < yd.size(); ++i) Y(i) = D(i) > 0.0 ? X(i) : 0.0;
       return y;
     case LayerKind::lrn: {
       const auto& a = std::get<LrnAttrs>(layer.spec.attrs);
@@ -257,8 +273,10 @@ Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>
 RefGradients ref_backward(const Layer& layer, int64_t batch, const std::vector<const Vec*>& inputs,
                           const Vec& output, const Vec& weight, const Vec& bias,
                           const Vec& diff_output, std::span<const int32_t> labels,
-                          const kernels::MaskKey& mask) {
+                          const kernels::MaskKey& mask, const Vec* decide_on) {
   const Vec& x = *inputs.front();
+  const Vec& decisions = decide_on != nullptr ? *decide_on : x;
+  const auto D = [&](int64_t i) { return decisions[static_cast<size_t>(i)]; };
   const Dims xd = dims_of(layer.input_shapes.front(), batch);
   const Dims yd = dims_of(layer.output, batch);
   RefGradients g;
@@ -296,21 +314,14 @@ RefGradients ref_backward(const Layer& layer, int64_t batch, const std::vector<c
                 }
                 continue;
               }
-              int64_t best = -1;
-              for (int64_t h = win.h0; h < win.h1; ++h) {
-                for (int64_t w = win.w0; w < win.w1; ++w) {
-                  const int64_t i = xd.at(n, c, h, w);
-                  if (best < 0 || X(i) > X(best)) best = i;
-                }
-              }
-              DX(best) += dy;
+              DX(arg_max(win, xd, n, c, D)) += dy;
             }
           }
         }
       }
       return g;
     case LayerKind::relu:
-      for (int64_t i = 0; i < xd.size(); ++i) DX(i) = X(i) > 0.0 ? DY(i) : 0.0;
+      for (int64_t i = 0; i < xd.size(); ++i) DX(i) = D(i) > 0.0 ? DY(i) : 0.0;
       return g;
     case LayerKind::lrn: {
       const auto& a = std::get<LrnAttrs>(layer.spec.attrs);

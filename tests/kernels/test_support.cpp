@@ -88,4 +88,14 @@ kernels::Backend* test_backend(kernels::BackendKind kind, std::string* why) {
   }
 }
 
+kernels::Backend* cpu_test_backend(kernels::CpuPassLayout layout, std::string* why) {
+  static std::map<kernels::CpuPassLayout, std::unique_ptr<kernels::Backend>> made;
+  if (auto it = made.find(layout); it != made.end()) return it->second.get();
+  if (!kernels::cpu_backend_built()) {
+    *why = "the CPU backend is not built (no oneDNN)";
+    return nullptr;
+  }
+  return (made[layout] = kernels::make_cpu_backend(2, layout)).get();
+}
+
 }  // namespace ralp::testing

@@ -42,6 +42,8 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 
 // The backend of a kind for tests (2 CPU threads), or null with `why` set when it cannot run.
 kernels::Backend* test_backend(kernels::BackendKind kind, std::string* why);
+// The CPU backend (2 threads) with its convolution and FC passes in one layout, or null.
+kernels::Backend* cpu_test_backend(kernels::CpuPassLayout layout, std::string* why);
 
 }  // namespace ralp::testing
 

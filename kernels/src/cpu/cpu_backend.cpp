@@ -4,21 +4,23 @@
 // magnitude; its GEMM was also slower than oneDNN's inner product for FC layers (see bench/).
 #include "cpu/cpu_backend.hpp"
 #include "../tensor_checks.hpp"
+#include "ralp/core/device_profile.hpp"
 
 #include <omp.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
-
-#include <unistd.h>
 
 namespace ralp::kernels::cpu {
 namespace {
 
 constexpr size_t kAlignment = 64;  // one cache line, the widest AVX-512 load
+// The caches of the first CPU, as Linux describes them (index0 .. indexN, each with its level and
+// size). sysconf(_SC_LEVEL3_CACHE_SIZE) reads CPUID instead, which virtual machines fill with
+// figures that are not the host's: 320 MiB for a 32 MiB L3 on the build machines.
+constexpr const char* kSysfsCacheFolder = "/sys/devices/system/cpu/cpu0/cache";
 
 class HostStorage final : public TensorStorage {
  public:
@@ -48,28 +50,6 @@ class WallTimer final : public DeviceTimer {
   std::chrono::steady_clock::time_point start_, stop_;
 };
 
-// "AMD EPYC (family 26, model 2)": the model name with the family that tells its generation.
-std::string read_cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, name, family, model;
-  const auto value = [](const std::string& l) {
-    const auto colon = l.find(':');
-    return colon == std::string::npos ? std::string() : l.substr(l.find_first_not_of(" \t", colon + 1));
-  };
-  while (std::getline(in, line) && (name.empty() || family.empty() || model.empty())) {
-    if (line.rfind("model name", 0) == 0) {
-      name = value(line);
-    } else if (line.rfind("cpu family", 0) == 0) {
-      family = value(line);
-    } else if (line.rfind("model", 0) == 0 && line.find("name") == std::string::npos) {
-      model = value(line);
-    }
-  }
-  if (name.empty()) return "unknown CPU";
-  if (family.empty()) return name;
-  return name + " (family " + family + ", model " + model + ")";
-}
-
 }  // namespace
 
 dnnl::memory::desc to_dnnl(const TensorDesc& desc) {
@@ -92,11 +72,12 @@ void bind(dnnl::memory& memory, const Tensor* tensor) {
   memory.set_data_handle(tensor->raw());
 }
 
-CpuBackend::CpuBackend(int threads)
+CpuBackend::CpuBackend(int threads, CpuPassLayout pass_layout)
     : threads_(threads),
+      pass_layout_(pass_layout),
       engine_(dnnl::engine::kind::cpu, 0),
       stream_(engine_),
-      cpu_model_(read_cpu_model()) {
+      cpu_model_(this_machine_cpu_model()) {
   if (threads < 1) throw std::invalid_argument("threads must be >= 1");
   activate();
 }
@@ -106,11 +87,7 @@ void CpuBackend::activate() const {
 }
 
 int64_t CpuBackend::last_level_cache_bytes() const {
-  constexpr int64_t kFallback = int64_t{32} << 20;
-  for (const int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    if (const long bytes = sysconf(name); bytes > 0) return bytes;
-  }
-  return kFallback;
+  return cpu_last_level_cache_bytes(kSysfsCacheFolder);
 }
 
 std::string CpuBackend::device_name() const {
@@ -214,8 +191,48 @@ std::unique_ptr<DeviceTimer> CpuBackend::make_timer() { return std::make_unique<
 
 namespace ralp::kernels {
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) {
-  return std::make_unique<cpu::CpuBackend>(threads);
+namespace {
+
+// On AVX-512, convolutions from this many input channels and with images of at most this many
+// pixels run their backward passes in oneDNN's blocked layout.
+constexpr int64_t kDeepChannels = 512;
+constexpr int64_t kSmallPixels = 28 * 28;
+// Without AVX-512, convolutions of fewer input channels than this (a model's first layer, on
+// RGB images) run their forward on channels-last data.
+constexpr int64_t kBlockedForwardMinChannels = 8;
+
+bool has_avx512() {
+  using dnnl::cpu_isa;
+  const cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == cpu_isa::avx512_core || isa == cpu_isa::avx512_core_vnni ||
+         isa == cpu_isa::avx512_core_bf16 || isa == cpu_isa::avx512_core_amx;
+}
+
+}  // namespace
+
+// From both layouts of every AlexNet and VGG-16 convolution and FC pass measured side by side
+// (bench/kernels_bench.cpp; figures in docs/calibration.md). oneDNN 2.6 has AVX-512 kernels for
+// channels-last convolutions that are as fast as its blocked ones, except where many channels
+// meet a small image: VGG-16's 512-channel 28x28 backward passes took up to twice the blocked
+// kernels' time. With AVX2 only, its channels-last kernels lose to the blocked ones in nearly
+// every pass (backward-weight by up to 4.6 times), reorders included; only a first layer's
+// forward, whose 3 input channels fill no block, is faster channels-last. FC layers are faster
+// on plain weights everywhere: a blocked layout's weight reorder re-reads every weight each pass.
+CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass) {
+  if (layer.kind() != LayerKind::conv2d) return CpuPassLayout::channels_last;
+  const TensorShape& in = layer.input_shapes.front();
+  bool blocked = false;
+  if (has_avx512()) {
+    blocked = pass != KernelPass::forward && in.channels >= kDeepChannels &&
+              in.height * in.width <= kSmallPixels;
+  } else {
+    blocked = pass != KernelPass::forward || in.channels >= kBlockedForwardMinChannels;
+  }
+  return blocked ? CpuPassLayout::blocked : CpuPassLayout::channels_last;
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int threads, CpuPassLayout layout) {
+  return std::make_unique<cpu::CpuBackend>(threads, layout);
 }
 
 }  // namespace ralp::kernels

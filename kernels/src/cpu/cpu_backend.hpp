@@ -16,7 +16,7 @@ namespace ralp::kernels::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int threads);
+  CpuBackend(int threads, CpuPassLayout pass_layout);
 
   [[nodiscard]] BackendKind kind() const override { return BackendKind::cpu; }
   [[nodiscard]] std::string device_name() const override;
@@ -43,6 +43,7 @@ class CpuBackend final : public Backend {
   // Sets this backend's thread count for oneDNN (OpenMP) on the calling thread;
   // every entry point calls it, so backends of different thread counts can share a process.
   void activate() const;
+  [[nodiscard]] CpuPassLayout pass_layout() const { return pass_layout_; }
   [[nodiscard]] dnnl::engine& engine() { return engine_; }
   [[nodiscard]] dnnl::stream& stream() { return stream_; }
 
@@ -57,6 +58,7 @@ class CpuBackend final : public Backend {
   };
 
   int threads_;
+  CpuPassLayout pass_layout_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::string cpu_model_;

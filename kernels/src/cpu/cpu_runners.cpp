@@ -85,7 +85,9 @@ class CpuRunner : public LayerRunner {
   std::map<dnnl_primitive_t, memory> scratchpads_;
 };
 
-// A reorder that runs only when the two layouts differ; otherwise the source is used directly.
+// A reorder that runs only when the two layouts differ; otherwise the user's memory is used
+// directly. An input converts the user's memory into the layout a primitive wants; an output
+// lets the primitive write its own layout and converts that into the user's.
 struct MaybeReorder {
   std::optional<dnnl::reorder> reorder;
   memory converted;
@@ -95,15 +97,53 @@ struct MaybeReorder {
     converted = memory(wanted, eng);
     reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, wanted));
   }
-  // The memory the primitive should read, converting `user` into it first when needed.
+  void prepare_output(const memory::desc& user, const memory::desc& produced,
+                      const dnnl::engine& eng) {
+    if (user == produced) return;
+    converted = memory(produced, eng);
+    reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, produced, eng, user));
+  }
+  // Input: the memory the primitive should read, converting `user` into it first when needed.
   memory& to_wanted(memory& user, dnnl::stream& s) {
     if (!reorder) return user;
     reorder->execute(s, user, converted);
     return converted;
   }
-  // The memory the primitive should write; from_wanted then converts it into `user`.
+  // Output: the memory the primitive should write; from_wanted then converts it into `user`.
   memory& target(memory& user) { return reorder ? converted : user; }
+  void from_wanted(memory& user, dnnl::stream& s) {
+    if (!reorder) return;
+    reorder->execute(s, converted, user);
+    s.wait();
+  }
 };
+
+// The same description with the layout left to the primitive (format_tag::any).
+memory::desc any_layout(const memory::desc& md) {
+  return {md.dims(), md.data_type(), tag::any};
+}
+
+// Which passes of a layer run in the layouts oneDNN picks for them (format_tag::any, reordered
+// from and to the channels-last activations around the pass) rather than on channels-last data.
+struct PassLayouts {
+  bool forward = false, backward_data = false, backward_weight = false;
+};
+
+PassLayouts pass_layouts(const CpuBackend& backend, const Layer& layer) {
+  switch (backend.pass_layout()) {
+    case CpuPassLayout::channels_last:
+      return {};
+    case CpuPassLayout::blocked:
+      return {true, true, true};
+    case CpuPassLayout::automatic:
+      break;
+  }
+  const auto blocked = [&](KernelPass pass) {
+    return automatic_cpu_pass_layout(layer, pass) == CpuPassLayout::blocked;
+  };
+  return {blocked(KernelPass::forward), blocked(KernelPass::backward_data),
+          blocked(KernelPass::backward_weight)};
+}
 
 class ConvRunner final : public CpuRunner {
  public:
@@ -111,6 +151,7 @@ class ConvRunner final : public CpuRunner {
     const auto& a = std::get<Conv2dAttrs>(layer.spec.attrs);
     const TensorShape& in = layer.input_shapes.front();
     const TensorShape& out = layer.output;
+    const PassLayouts layouts = pass_layouts(b, layer);
     const memory::desc src = to_dnnl(input_desc(0));
     const memory::desc dst = to_dnnl(output_desc());
     memory::dims wdims = {a.out_channels, in.channels / a.groups, a.kernel_h, a.kernel_w};
@@ -129,13 +170,23 @@ class ConvRunner final : public CpuRunner {
         right_pad(in.height, out.height, (a.kernel_h - 1) * a.dilation_h + 1, a.stride_h, a.pad_h),
         right_pad(in.width, out.width, (a.kernel_w - 1) * a.dilation_w + 1, a.stride_w, a.pad_w)};
     const auto alg = dnnl::algorithm::convolution_direct;
+    // Activation descriptions of a pass: channels-last, or left to oneDNN.
+    const auto src_of = [&](bool blocked) { return blocked ? any_layout(src) : src; };
+    const auto dst_of = [&](bool blocked) { return blocked ? any_layout(dst) : dst; };
+    // A forward description in a pass's layouts, the hint its backward primitive is made from.
+    const auto forward_pd = [&](bool blocked) {
+      return dnnl::convolution_forward::primitive_desc(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src_of(blocked),
+                                          any_w, bias, dst_of(blocked), strides, dilates, pad_l,
+                                          pad_r),
+          user_scratchpad(), engine());
+    };
 
-    const dnnl::convolution_forward::primitive_desc fwd_pd(
-        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, src, any_w, bias,
-                                        dst, strides, dilates, pad_l, pad_r),
-        user_scratchpad(), engine());
+    const auto fwd_pd = forward_pd(layouts.forward);
     forward_ = dnnl::convolution_forward(fwd_pd);
     fwd_weights_.prepare(user_w, fwd_pd.weights_desc(), engine());
+    fwd_src_.prepare(src, fwd_pd.src_desc(), engine());
+    fwd_dst_.prepare_output(dst, fwd_pd.dst_desc(), engine());
 
     src_ = unbound(src);
     dst_ = unbound(dst);
@@ -143,26 +194,28 @@ class ConvRunner final : public CpuRunner {
     if (a.bias) bias_ = unbound(bias);
 
     if (layer.needs_input_gradient) {
+      const bool blocked = layouts.backward_data;
       const dnnl::convolution_backward_data::primitive_desc pd(
-          dnnl::convolution_backward_data::desc(alg, src, any_w, dst, strides, dilates, pad_l,
-                                                pad_r),
-          user_scratchpad(), engine(), fwd_pd);
+          dnnl::convolution_backward_data::desc(alg, src_of(blocked), any_w, dst_of(blocked),
+                                                strides, dilates, pad_l, pad_r),
+          user_scratchpad(), engine(), forward_pd(blocked));
       backward_data_ = dnnl::convolution_backward_data(pd);
       bwd_weights_.prepare(user_w, pd.weights_desc(), engine());
+      bwd_diff_dst_.prepare(dst, pd.diff_dst_desc(), engine());
+      bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
       diff_src_ = unbound(src);
     }
     diff_dst_ = unbound(dst);
+    const bool blocked = layouts.backward_weight;
     const dnnl::convolution_backward_weights::primitive_desc wpd(
-        dnnl::convolution_backward_weights::desc(alg, src, any_w, bias, dst, strides, dilates,
-                                                 pad_l, pad_r),
-        user_scratchpad(), engine(), fwd_pd);
+        dnnl::convolution_backward_weights::desc(alg, src_of(blocked), any_w, bias, dst_of(blocked),
+                                                 strides, dilates, pad_l, pad_r),
+        user_scratchpad(), engine(), forward_pd(blocked));
     backward_weights_ = dnnl::convolution_backward_weights(wpd);
+    wgt_src_.prepare(src, wpd.src_desc(), engine());
+    wgt_diff_dst_.prepare(dst, wpd.diff_dst_desc(), engine());
     diff_weights_ = unbound(user_w);
-    diff_weights_out_.prepare(user_w, wpd.diff_weights_desc(), engine());
-    if (diff_weights_out_.reorder) {
-      diff_weights_out_.reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(engine(), wpd.diff_weights_desc(), engine(), user_w));
-    }
+    diff_weights_out_.prepare_output(user_w, wpd.diff_weights_desc(), engine());
     if (a.bias) diff_bias_ = unbound(bias);
   }
 
@@ -171,15 +224,16 @@ class ConvRunner final : public CpuRunner {
     bind(src_, args.inputs.at(0));
     bind(dst_, args.output);
     bind(weights_, args.weights);
-    std::unordered_map<int, memory> m = {
-        {DNNL_ARG_SRC, src_},
-        {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, backend_.stream())},
-        {DNNL_ARG_DST, dst_}};
+    dnnl::stream& s = backend_.stream();
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
+                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_DST, fwd_dst_.target(dst_)}};
     if (has_bias()) {
       bind(bias_, args.bias);
       m.emplace(DNNL_ARG_BIAS, bias_);
     }
     run(forward_, m);
+    fwd_dst_.from_wanted(dst_, s);
   }
 
   void backward_data(const LayerArgs& args) override {
@@ -188,10 +242,11 @@ class ConvRunner final : public CpuRunner {
     bind(diff_src_, args.diff_inputs.at(0));
     bind(diff_dst_, args.diff_output);
     bind(weights_, args.weights);
-    run(*backward_data_,
-        {{DNNL_ARG_DIFF_SRC, diff_src_},
-         {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, backend_.stream())},
-         {DNNL_ARG_DIFF_DST, diff_dst_}});
+    dnnl::stream& s = backend_.stream();
+    run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
+                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_DIFF_DST, bwd_diff_dst_.to_wanted(diff_dst_, s)}});
+    bwd_diff_src_.from_wanted(diff_src_, s);
   }
 
   void backward_weight(const LayerArgs& args) override {
@@ -199,25 +254,27 @@ class ConvRunner final : public CpuRunner {
     bind(src_, args.inputs.at(0));
     bind(diff_dst_, args.diff_output);
     bind(diff_weights_, args.diff_weights);
-    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, src_},
-                                         {DNNL_ARG_DIFF_DST, diff_dst_},
+    dnnl::stream& s = backend_.stream();
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, wgt_src_.to_wanted(src_, s)},
+                                         {DNNL_ARG_DIFF_DST, wgt_diff_dst_.to_wanted(diff_dst_, s)},
                                          {DNNL_ARG_DIFF_WEIGHTS, diff_weights_out_.target(diff_weights_)}};
     if (has_bias()) {
       bind(diff_bias_, args.diff_bias);
       m.emplace(DNNL_ARG_DIFF_BIAS, diff_bias_);
     }
     run(backward_weights_, m);
-    if (diff_weights_out_.reorder) {
-      run(*diff_weights_out_.reorder,
-          {{DNNL_ARG_FROM, diff_weights_out_.converted}, {DNNL_ARG_TO, diff_weights_}});
-    }
+    diff_weights_out_.from_wanted(diff_weights_, s);
   }
 
  private:
   dnnl::convolution_forward forward_;
   std::optional<dnnl::convolution_backward_data> backward_data_;
   dnnl::convolution_backward_weights backward_weights_;
-  MaybeReorder fwd_weights_, bwd_weights_, diff_weights_out_;
+  // Per pass, the weights' and activations' conversions between the user's layouts (plain
+  // weights, channels-last activations) and the primitive's.
+  MaybeReorder fwd_weights_, fwd_src_, fwd_dst_;
+  MaybeReorder bwd_weights_, bwd_diff_dst_, bwd_diff_src_;
+  MaybeReorder wgt_src_, wgt_diff_dst_, diff_weights_out_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 
@@ -464,6 +521,7 @@ class FullyConnectedRunner final : public CpuRunner {
       : CpuRunner(b, layer, batch) {
     const auto& a = std::get<FullyConnectedAttrs>(layer.spec.attrs);
     const TensorShape& in = layer.input_shapes.front();
+    const PassLayouts layouts = pass_layouts(b, layer);
     memory::desc src, w;
     if (in.height * in.width == 1) {
       src = memory::desc({batch, in.channels}, dt::f32, tag::nc);
@@ -475,18 +533,34 @@ class FullyConnectedRunner final : public CpuRunner {
     }
     const memory::desc dst({batch, a.out_features}, dt::f32, tag::nc);
     const memory::desc bias = a.bias ? memory::desc({a.out_features}, dt::f32, tag::a) : memory::desc();
-    const dnnl::inner_product_forward::primitive_desc fwd_pd(
-        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src, w, bias, dst),
-        user_scratchpad(), engine());
+    const auto src_of = [&](bool blocked) { return blocked ? any_layout(src) : src; };
+    const auto w_of = [&](bool blocked) { return blocked ? any_layout(w) : w; };
+    const auto forward_pd = [&](bool blocked) {
+      return dnnl::inner_product_forward::primitive_desc(
+          dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src_of(blocked),
+                                            w_of(blocked), bias, dst),
+          user_scratchpad(), engine());
+    };
+    const auto fwd_pd = forward_pd(layouts.forward);
     forward_ = dnnl::inner_product_forward(fwd_pd);
+    fwd_src_.prepare(src, fwd_pd.src_desc(), engine());
+    fwd_weights_.prepare(w, fwd_pd.weights_desc(), engine());
     if (layer.needs_input_gradient) {
-      backward_data_ = dnnl::inner_product_backward_data(
-          dnnl::inner_product_backward_data::primitive_desc(
-              dnnl::inner_product_backward_data::desc(src, w, dst), user_scratchpad(), engine(), fwd_pd));
+      const bool blocked = layouts.backward_data;
+      const dnnl::inner_product_backward_data::primitive_desc pd(
+          dnnl::inner_product_backward_data::desc(src_of(blocked), w_of(blocked), dst),
+          user_scratchpad(), engine(), forward_pd(blocked));
+      backward_data_ = dnnl::inner_product_backward_data(pd);
+      bwd_weights_.prepare(w, pd.weights_desc(), engine());
+      bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
     }
-    backward_weights_ = dnnl::inner_product_backward_weights(
-        dnnl::inner_product_backward_weights::primitive_desc(
-            dnnl::inner_product_backward_weights::desc(src, w, bias, dst), user_scratchpad(), engine(), fwd_pd));
+    const bool blocked = layouts.backward_weight;
+    const dnnl::inner_product_backward_weights::primitive_desc wpd(
+        dnnl::inner_product_backward_weights::desc(src_of(blocked), w_of(blocked), bias, dst),
+        user_scratchpad(), engine(), forward_pd(blocked));
+    backward_weights_ = dnnl::inner_product_backward_weights(wpd);
+    wgt_src_.prepare(src, wpd.src_desc(), engine());
+    diff_weights_out_.prepare_output(w, wpd.diff_weights_desc(), engine());
     src_ = unbound(src);
     dst_ = unbound(dst);
     weights_ = unbound(w);
@@ -504,8 +578,10 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(src_, args.inputs.at(0));
     bind(dst_, args.output);
     bind(weights_, args.weights);
-    std::unordered_map<int, memory> m = {
-        {DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    dnnl::stream& s = backend_.stream();
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
+                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_DST, dst_}};
     if (has_bias()) {
       bind(bias_, args.bias);
       m.emplace(DNNL_ARG_BIAS, bias_);
@@ -519,8 +595,11 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(diff_src_, args.diff_inputs.at(0));
     bind(diff_dst_, args.diff_output);
     bind(weights_, args.weights);
-    run(*backward_data_,
-        {{DNNL_ARG_DIFF_SRC, diff_src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DIFF_DST, diff_dst_}});
+    dnnl::stream& s = backend_.stream();
+    run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
+                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_DIFF_DST, diff_dst_}});
+    bwd_diff_src_.from_wanted(diff_src_, s);
   }
 
   void backward_weight(const LayerArgs& args) override {
@@ -528,19 +607,23 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(src_, args.inputs.at(0));
     bind(diff_dst_, args.diff_output);
     bind(diff_weights_, args.diff_weights);
-    std::unordered_map<int, memory> m = {
-        {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_WEIGHTS, diff_weights_}};
+    dnnl::stream& s = backend_.stream();
+    std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, wgt_src_.to_wanted(src_, s)},
+                                         {DNNL_ARG_DIFF_DST, diff_dst_},
+                                         {DNNL_ARG_DIFF_WEIGHTS, diff_weights_out_.target(diff_weights_)}};
     if (has_bias()) {
       bind(diff_bias_, args.diff_bias);
       m.emplace(DNNL_ARG_DIFF_BIAS, diff_bias_);
     }
     run(backward_weights_, m);
+    diff_weights_out_.from_wanted(diff_weights_, s);
   }
 
  private:
   dnnl::inner_product_forward forward_;
   std::optional<dnnl::inner_product_backward_data> backward_data_;
   dnnl::inner_product_backward_weights backward_weights_;
+  MaybeReorder fwd_src_, fwd_weights_, bwd_weights_, bwd_diff_src_, wgt_src_, diff_weights_out_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 

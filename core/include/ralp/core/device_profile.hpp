@@ -3,9 +3,12 @@
 #pragma once
 
 #include <filesystem>
+#include <istream>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
@@ -20,6 +23,15 @@ enum class ProfileSource { datasheet, measured };
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(ProfileSource source);
 
+// Median times of one layer signature's passes inside real training steps of a whole model: the
+// network executor timing each layer as it steps, over repeated steps after a first, untimed one.
+struct InStepTimes {
+  Seconds forward;
+  Seconds backward_data;
+  Seconds backward_weight;
+  friend bool operator==(const InStepTimes&, const InStepTimes&) = default;
+};
+
 // Median times of one layer signature at one batch size on the profiled device.
 struct MeasuredLayer {
   std::string signature;  // Layer::signature()
@@ -29,6 +41,9 @@ struct MeasuredLayer {
   Seconds backward_data;
   Seconds backward_weight;
   double spread = 0.0;  // (max - min) / median over the repetitions, largest of the passes
+  // The same passes inside a training step (slower than alone: colder caches, neighbours' memory
+  // traffic); absent when calibration ran no end-to-end step containing this shape.
+  std::optional<InStepTimes> in_step;
   friend bool operator==(const MeasuredLayer&, const MeasuredLayer&) = default;
 };
 
@@ -46,6 +61,14 @@ struct EndToEndCheck {
   Seconds measured;
   Seconds sum_of_layers;
   friend bool operator==(const EndToEndCheck&, const EndToEndCheck&) = default;
+};
+
+// The machine a measured profile was measured on, without host names.
+struct ProfileHost {
+  std::string cpu_model;  // as this_machine_cpu_model() says it: "AMD EPYC (family 26, model 2)"
+  std::string gpu_model;  // the GPU's name for a GPU profile, else empty
+  int threads = 0;        // CPU threads the kernels ran on; 0 when not recorded
+  friend bool operator==(const ProfileHost&, const ProfileHost&) = default;
 };
 
 struct DeviceProfile {
@@ -69,6 +92,7 @@ struct DeviceProfile {
   BytesPerSecond update_rate;
 
   // Measured profiles only.
+  std::optional<ProfileHost> host;
   std::vector<MeasuredLayer> measured;
   std::map<LayerKind, FittedRates> fitted;
   std::optional<Seconds> fitted_launch_overhead;
@@ -86,6 +110,18 @@ DeviceProfile load_device_profile(const std::filesystem::path& file);
 
 // The profile as JSON, in the format parse_device_profile reads back unchanged.
 Json device_profile_to_json(const DeviceProfile& profile);
+
+// This machine's CPU model: /proc/cpuinfo's model name with the family and model numbers that
+// tell its generation ("AMD EPYC (family 25, model 1)"), or "unknown CPU" when it says none.
+std::string this_machine_cpu_model();
+// The same from a /proc/cpuinfo's text.
+std::string cpu_model_from_cpuinfo(std::istream& cpuinfo);
+
+// One warning line (without a newline) when one or more of `profiles` are measured CPU profiles
+// whose host CPU model differs from `this_cpu_model`: their times were measured on another CPU.
+// nullopt when none is (datasheet and GPU profiles never are; a profile named twice counts once).
+std::optional<std::string> foreign_host_warning(std::span<const DeviceProfile* const> profiles,
+                                                std::string_view this_cpu_model);
 
 // Where named profiles are looked up, in order: $RALP_PROFILE_PATH (colon-separated folders),
 // then the project's calibrate/profiles/ folder.

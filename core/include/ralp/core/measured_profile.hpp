@@ -1,5 +1,6 @@
-// The measured cost model: exact measured times for a layer signature and batch, else the roofline
-// fitted to the measurements, else the datasheet roofline.
+// The measured cost model: exact measured times for a layer signature and batch (those measured
+// inside a training step when the profile has them, else those measured alone), else the
+// roofline fitted to the measurements, else the datasheet roofline.
 #pragma once
 
 #include <map>
@@ -20,6 +21,7 @@ class MeasuredProfileModel final : public CostModel {
  private:
   std::string name_;
   std::map<std::pair<std::string, int64_t>, MeasuredLayer> measured_;
+  size_t in_step_ = 0;  // measured shapes with in-step times
   std::optional<Roofline> fitted_;
   Roofline datasheet_;
 };

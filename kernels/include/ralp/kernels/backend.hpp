@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <span>
@@ -149,6 +150,13 @@ class Backend {
   [[nodiscard]] std::vector<float> download(const Tensor& src);
 };
 
+// The size in bytes of a CPU's last-level cache from a Linux sysfs cache folder
+// (/sys/devices/system/cpu/cpu0/cache: index0 .. indexN, each with `level`, `type` and `size`
+// such as "32768K"): its highest-level data or unified cache. A missing or unreadable folder, or
+// a size outside 64 KiB .. 1 GiB (no CPU's cache; a sign of a virtual machine's made-up figures),
+// gives 32 MiB.
+int64_t cpu_last_level_cache_bytes(const std::filesystem::path& sysfs_cache_folder);
+
 // Which backends this build has (run-time availability aside).
 bool cpu_backend_built();
 bool cuda_backend_built();
@@ -174,8 +182,24 @@ struct BackendSelection {
 // backend not built and no CUDA device).
 BackendSelection select_backend(const BackendOptions& options);
 
+// Where the CPU backend's convolution and FC passes keep their data. Activations between layers
+// are channels-last whatever the choice; a pass in the blocked layout runs oneDNN's primitive in
+// the layouts it prefers (format_tag::any: nChw16c activations and blocked weights on AVX-512),
+// reordering its inputs from channels-last and plain weights and its outputs back.
+//   automatic      per pass and shape, whichever measured faster (the default)
+//   channels_last  every pass on channels-last activations and plain weights
+//   blocked        every pass blocked
+// Results differ only by rounding; benchmarks and tests force the two layouts to compare them.
+enum class CpuPassLayout { automatic, channels_last, blocked };
+
+enum class KernelPass { forward, backward_data, backward_weight };
+
+// The layout the automatic choice runs one pass of `layer` in (channels_last or blocked).
+CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass);
+
 // Individual constructors (throw std::runtime_error when not built or no device).
-std::unique_ptr<Backend> make_cpu_backend(int threads);
+std::unique_ptr<Backend> make_cpu_backend(int threads,
+                                          CpuPassLayout layout = CpuPassLayout::automatic);
 std::unique_ptr<Backend> make_cuda_backend();
 
 }  // namespace ralp::kernels
