@@ -8,6 +8,8 @@ set(RALP_PARTS_ALLOWED_calibrate "core;kernels")
 set(RALP_PARTS_ALLOWED_sim "core")
 set(RALP_PARTS_ALLOWED_placement "core;sim")
 set(RALP_PARTS_ALLOWED_cluster "core;kernels")
+set(RALP_PARTS_ALLOWED_validate "core;sim")
+set(RALP_PARTS_ALLOWED_reports "core")
 
 set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
 
