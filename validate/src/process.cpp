@@ -16,6 +16,7 @@ namespace {
 
 volatile sig_atomic_t g_signal = 0;
 struct sigaction g_previous[3];
+struct sigaction g_previous_pipe;
 constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
 // After SIGTERM, how long a process group may take to exit before SIGKILL.
 constexpr double kTermGraceS = 2.0;
@@ -64,10 +65,16 @@ InterruptGuard::InterruptGuard() {
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &action, &g_previous[i]);
+  // A closed stdout or stderr (`| head`) must not kill the run before it cleans up.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &g_previous_pipe);
 }
 
 InterruptGuard::~InterruptGuard() {
   for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &g_previous[i], nullptr);
+  sigaction(SIGPIPE, &g_previous_pipe, nullptr);
 }
 
 void check_interrupted() {
@@ -102,6 +109,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     setpgid(0, 0);
     // The child's own signal dispositions are the defaults, whatever the parent installed.
     for (const int s : kSignals) signal(s, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     const int null_fd = open("/dev/null", O_RDONLY);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -28,7 +29,20 @@ constexpr int kMaxHosts = 200;
 const ProcessOptions kCleanUp{.timeout_s = kCommandTimeoutS, .uninterruptible = true};
 
 std::string host_device() { return "eth0"; }
-std::string bridge_port(int host) { return "h" + std::to_string(host); }
+std::string bridge_port(int host) {
+  std::string name = "h";  // appended, not "h" + ...: GCC 12 warns (-Wrestrict) on the latter
+  name += std::to_string(host);
+  return name;
+}
+
+// A process that has exited but is not reaped yet still answers kill(pid, 0).
+bool is_zombie(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
 
 }  // namespace
 
@@ -76,7 +90,8 @@ std::vector<std::string> stale_namespaces(const std::vector<std::string>& names)
     const std::string digits = name.substr(stem.size(), dash - stem.size());
     if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const long pid = std::stol(digits);
-    const bool alive = kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+    const bool alive = (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM) &&
+                       !is_zombie(pid);
     if (!alive) stale.push_back(name);
   }
   return stale;

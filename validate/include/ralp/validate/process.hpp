@@ -22,7 +22,8 @@ class Interrupted : public std::runtime_error {
 };
 
 // While alive, SIGINT, SIGTERM and SIGHUP only set a flag that run_process and
-// check_interrupted look at; the previous handlers come back on destruction.
+// check_interrupted look at, and SIGPIPE is ignored; the previous handlers come back on
+// destruction.
 class InterruptGuard {
  public:
   InterruptGuard();
