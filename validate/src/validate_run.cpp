@@ -181,8 +181,19 @@ class HostfileHosts final : public Hosts {
   int capacity() const override { return static_cast<int>(hosts_.size()); }
   std::vector<std::string> mpirun(int ranks, const std::vector<std::optional<int>>&,
                                   const fs::path& folder) override {
+    // One line per distinct host with its slot count: Open MPI refuses a host listed twice.
+    std::vector<std::pair<std::string, int>> slots;
+    for (int r = 0; r < ranks; ++r) {
+      const std::string& host = hosts_.at(static_cast<size_t>(r));
+      auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& s) { return s.first == host; });
+      if (it == slots.end()) {
+        slots.emplace_back(host, 1);
+      } else {
+        ++it->second;
+      }
+    }
     std::string text;
-    for (int r = 0; r < ranks; ++r) text += hosts_.at(static_cast<size_t>(r)) + " slots=1\n";
+    for (const auto& [host, n] : slots) text += host + " slots=" + std::to_string(n) + "\n";
     const fs::path hostfile = folder / "hosts";
     write_text(hostfile, text);
     std::vector<std::string> argv = {mpirun_, "--hostfile", hostfile.string(), "-np",
@@ -312,6 +323,12 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   const LinkProbe probe = parse_link_probe(read_json_file(json), json.string());
   const NetworkFit fit = fit_network(probe, rate.bytes_per_s());
   write_text(folder / "fit.json", to_json(fit).dump(2) + "\n");
+  if (fit.bandwidth_factor > 1.0) {
+    throw InputError("--rates", "",
+                     "has " + rate.text + ", but the link probe moved " +
+                         fixed(fit.goodput_bytes_per_s * 8e-6, 0) +
+                         " Mbit/s: name the links' real rate");
+  }
   say("ralp validate: link at " + rate.text + ": rtt " + fixed(fit.rtt_s * 1e6, 1) +
       " us, goodput " + fixed(fit.goodput_bytes_per_s * 8e-6, 1) + " Mbit/s (bandwidth_factor " +
       fixed(fit.bandwidth_factor, 4) + ", latency_factor " + fixed(fit.latency_factor, 3) + ")");
