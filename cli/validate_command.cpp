@@ -116,8 +116,15 @@ void print_table(const validate::ValidationRun& run) {
   const bool met = !run.summary.empty() && validate::meets_target(run.summary.back());
   std::cout << "Target: median |error| <= " << fixed(validate::kTargetMedianPct, 0)
             << "%, max <= " << fixed(validate::kTargetMaxPct, 0) << "%: "
-            << (met ? "met" : "not met") << ". Profile " << run.profile.name << "; wall time "
-            << fixed(run.wall_s, 0) << " s.\n";
+            << (met ? "met" : "not met") << ". Profile " << run.profile.name << " ("
+            << run.profile.file.string() << "); wall time " << fixed(run.wall_s, 0) << " s.\n";
+  std::cout << "Network factors (fitted per rate):";
+  for (const auto& l : run.links) {
+    std::cout << " " << l.rate.text << ": bandwidth " << fixed(l.fit.bandwidth_factor, 4)
+              << ", latency " << fixed(l.fit.latency_factor, 3) << " (link latency "
+              << fixed(l.fit.latency_s * 1e6, 1) << " us);";
+  }
+  std::cout << "\n";
 }
 
 std::map<std::string, std::string> host_identity(int threads) {
