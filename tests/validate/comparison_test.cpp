@@ -119,6 +119,10 @@ TEST(Failures, NamesTheRankMpirunReports) {
   EXPECT_EQ(describe_failure("error: rank 0 (ps-0): no message from rank 1 (worker-0)\n",
                              Layout{1, 1}),
             "rank 0 (ps-0): no message from rank 1 (worker-0)");
+  EXPECT_EQ(describe_failure("mpirun noticed that process rank 1 with PID 0 on node host1 exited "
+                             "on signal 9 (Killed).\n",
+                             Layout{1, 2}),
+            "rank 1 (worker-0) was killed by signal 9 (Killed)");
   EXPECT_EQ(describe_failure("nothing useful\n", Layout{1, 1}), "");
   EXPECT_EQ(rank_role(Layout{0, 2}, 0), "ps-0");
   EXPECT_EQ(rank_role(Layout{0, 2}, 2), "worker-1");

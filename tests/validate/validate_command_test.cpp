@@ -3,9 +3,14 @@
 // skipped with the reason otherwise.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../support/run_command.hpp"
 #include "ralp/core/json_input.hpp"
@@ -52,10 +57,11 @@ class ValidateCommand : public ::testing::Test {
   void TearDown() override {
     if (!out_.empty()) fs::remove_all(out_);
   }
-  std::string validate(const std::string& extra) const {
+  std::string validate(const std::string& extra, int steps = 3) const {
+    const std::string n = std::to_string(steps);
     return ralp_binary() + " validate " + kScenario + " --profile " + profile_ + " --out " +
-           (out_ / "run").string() + " --shapes 2-node --min-steps 3 --max-steps 3 " +
-           "--warmup-steps 1 " + extra;
+           (out_ / "run").string() + " --shapes 2-node --min-steps " + n + " --max-steps " + n +
+           " --warmup-steps 1 " + extra;
   }
   void expect_nothing_left() const {
     EXPECT_TRUE(stale_namespaces(list_namespaces()).empty());
@@ -104,6 +110,62 @@ TEST_F(ValidateCommand, KilledRankEndsTheRunNamingIt) {
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("rank 1 (worker-0)"), std::string::npos) << r.err;
   EXPECT_LT(took, kKilledRankLimitS);
+  expect_nothing_left();
+}
+
+// The process of rank `rank` of a `ralp cluster` run whose command line mentions `needle`; 0 if
+// none (yet).
+pid_t cluster_rank(const std::string& needle, int rank) {
+  const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(needle) == std::string::npos ||
+        cmdline.find(std::string("\0cluster\0", 9)) == std::string::npos) {
+      continue;
+    }
+    std::ifstream env_in(entry.path() / "environ", std::ios::binary);
+    std::string environ_text((std::istreambuf_iterator<char>(env_in)), std::istreambuf_iterator<char>());
+    std::istringstream vars(environ_text);
+    std::string var;
+    while (std::getline(vars, var, '\0')) {
+      if (var == wanted) return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return 0;
+}
+
+TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
+  const std::string log = (out_ / "killed.log").string();
+  const std::string command =
+      validate("--strategies ps --rates 100mbit", 50) + " >" + log + " 2>&1";
+  const pid_t run = fork();
+  if (run == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::seconds(120);
+  pid_t victim = 0;
+  int status = 0;
+  bool ended = false;
+  while (victim == 0 && !ended && Clock::now() < give_up) {
+    victim = cluster_rank((out_ / "run").string(), 1);
+    if (victim == 0) usleep(50 * 1000);
+    ended = waitpid(run, &status, WNOHANG) == run;
+  }
+  ASSERT_NE(victim, 0) << ralp::testing::read_file(log);
+  usleep(1000 * 1000);  // into set-up or training
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto killed_at = Clock::now();
+  while (waitpid(run, &status, WNOHANG) == 0 && Clock::now() < give_up) usleep(50 * 1000);
+  const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_LT(took, kKilledRankLimitS);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  const std::string out = ralp::testing::read_file(log);
+  EXPECT_NE(out.find("rank 1 (worker-0) was killed by signal 9"), std::string::npos) << out;
   expect_nothing_left();
 }
 

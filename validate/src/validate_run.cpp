@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 // Link probes: payloads from 64 KiB growing 4x while one transfer takes under this long at the
 // rate, at least kMinProbeSizes of them.
-constexpr double kProbeMaxTransferS = 0.25;
+constexpr double kProbeMaxTransferS = 0.5;
 constexpr int64_t kProbeFirstSize = 65536;
 constexpr size_t kMinProbeSizes = 3;
 constexpr int kProbeRepetitions = 5;
@@ -32,6 +32,8 @@ constexpr double kSlackFactor = 4.0;
 constexpr double kSimulateTimeoutS = 300.0;
 constexpr double kCalibrateTimeoutS = 1800.0;
 constexpr size_t kFailureLines = 12;
+// A fitted goodput this far above the named rate is noise; beyond it, the rate is wrong.
+constexpr double kMaxGoodputOverRate = 1.1;
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -321,7 +323,14 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
                              "): " + last_lines(r.output, kFailureLines));
   }
   const LinkProbe probe = parse_link_probe(read_json_file(json), json.string());
-  const NetworkFit fit = fit_network(probe, rate.bytes_per_s());
+  NetworkFit fit = fit_network(probe, rate.bytes_per_s());
+  if (fit.bandwidth_factor > 1.0 && fit.bandwidth_factor <= kMaxGoodputOverRate) {
+    // Timing noise (and the token bucket's burst) can put a shaped link's fitted goodput a little
+    // above its rate; SimGrid takes factors up to 1.
+    say("ralp validate: link at " + rate.text + ": fitted bandwidth_factor " +
+        fixed(fit.bandwidth_factor, 4) + " is above 1; using 1");
+    fit.bandwidth_factor = 1.0;
+  }
   write_text(folder / "fit.json", to_json(fit).dump(2) + "\n");
   if (fit.bandwidth_factor > 1.0) {
     throw InputError("--rates", "",
@@ -522,7 +531,16 @@ std::string describe_failure(const std::string& output, const Layout& layout) {
   static const std::regex process(R"(Process name:\s*\[\[\d+,\d+\],(\d+)\])");
   static const std::regex code(R"(Exit code:\s*(-?\d+))");
   static const std::regex signal(R"(exited on signal (\d+) \(([^)]*)\))");
+  // mpirun, for a rank killed by a signal: "process rank 1 with PID 0 on node host1 exited on
+  // signal 9 (Killed)".
+  static const std::regex killed(
+      R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\))");
   std::smatch m;
+  if (std::regex_search(output, m, killed)) {
+    const int rank = std::stoi(m[1].str());
+    return "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) +
+           ") was killed by signal " + m[2].str() + " (" + m[3].str() + ")";
+  }
   if (std::regex_search(output, m, process)) {
     const int rank = std::stoi(m[1].str());
     std::string what = "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) + ")";
