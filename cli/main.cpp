@@ -106,6 +106,10 @@ int main(int argc, char** argv) {
   add_simulate_command(app, action);
   add_calibrate_command(app, action);
   add_cluster_command(app, action);
+#ifdef RALP_HAVE_CLUSTER
+  add_link_probe_command(app, action);
+#endif
+  add_validate_command(app, action);
 
   try {
     check_subcommands(app, argc, argv);

@@ -9,6 +9,8 @@ set(RALP_PARTS_ALLOWED_schedule "core")
 set(RALP_PARTS_ALLOWED_sim "core;schedule")
 set(RALP_PARTS_ALLOWED_placement "core;schedule;sim")
 set(RALP_PARTS_ALLOWED_cluster "core;schedule;kernels")
+set(RALP_PARTS_ALLOWED_validate "core;sim")
+set(RALP_PARTS_ALLOWED_reports "core")
 
 set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
 

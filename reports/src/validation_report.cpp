@@ -1,0 +1,225 @@
+// The validation report: tables and text from the run's JSON document.
+#include "ralp/reports/validation_report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "ralp/reports/markdown.hpp"
+
+namespace ralp::reports {
+namespace {
+
+constexpr const char* kLabel = "validation results";
+constexpr const char* kPlotName = "predicted-vs-measured";
+constexpr double kMs = 1e3;
+constexpr double kMB = 1e-6;
+
+const Json& at(const Json& j, const std::string& key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) throw InputError(kLabel, path + "/" + key, "is missing");
+  return j.at(key);
+}
+double num(const Json& j, const std::string& key, const std::string& path) {
+  const Json& v = at(j, key, path);
+  if (!v.is_number()) throw InputError(kLabel, path + "/" + key, "expected a number");
+  return v.get<double>();
+}
+std::string str(const Json& j, const std::string& key, const std::string& path) {
+  const Json& v = at(j, key, path);
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  throw InputError(kLabel, path + "/" + key, "expected a string");
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+std::string signed_pct(double v) {
+  std::string s = v >= 0 ? "+" : "";  // appended, not concatenated: GCC 12 warns on the latter
+  s += fixed(v, 1);
+  return s + "%";
+}
+
+std::string ms(double s) {
+  const double v = s * kMs;
+  return fixed(v, v < 10 ? 2 : 1);
+}
+
+std::string split(const Json& f, const std::string& path) {
+  const Json& w = at(f, "worker", path);
+  const std::string p = path + "/worker";
+  return ms(num(w, "compute_s", p)) + " / " + ms(num(w, "communication_s", p)) + " / " +
+         ms(num(w, "waiting_s", p));
+}
+
+std::string bytes_in(const Json& f, const std::string& host, const std::string& path) {
+  return fixed(num(at(f, host, path), "bytes_in", path + "/" + host) * kMB, 2);
+}
+
+}  // namespace
+
+ScatterPlot validation_plot(const Json& run) {
+  ScatterPlot plot{.title = "ralp simulate against ralp cluster: step time",
+                   .x_label = "measured step time (ms)",
+                   .y_label = "predicted step time (ms)",
+                   .log_scale = true,
+                   .band_pct = 8.0};
+  const Json& points = at(run, "points", "");
+  size_t i = 0;
+  for (const Json& p : points) {
+    const std::string path = "/points/" + std::to_string(i++);
+    const std::string kind = str(p, "kind", path);
+    auto it = std::find_if(plot.series.begin(), plot.series.end(),
+                           [&](const ScatterSeries& s) { return s.title == kind; });
+    if (it == plot.series.end()) {
+      plot.series.push_back({kind, {}});
+      it = plot.series.end() - 1;
+    }
+    it->points.emplace_back(num(at(p, "measured", path), "step_time_s", path + "/measured") * kMs,
+                            num(at(p, "predicted", path), "step_time_s", path + "/predicted") * kMs);
+  }
+  return plot;
+}
+
+std::string validation_markdown(const Json& run, const std::string& plot,
+                                const std::optional<std::string>& plot_problem) {
+  MarkdownDocument doc;
+  using A = MarkdownDocument::Align;
+  doc.heading(1, "Validation: `ralp simulate` against `ralp cluster`");
+  const Json& target = at(run, "target", "");
+  const double target_median = num(target, "median_abs_error_pct", "/target");
+  const double target_max = num(target, "max_abs_error_pct", "/target");
+  const std::string mode = str(run, "mode", "");
+  doc.paragraph(
+      "Each point ran `ralp cluster` under mpirun across " +
+      std::string(mode == "namespaces"
+                      ? "hosts made of Linux network namespaces on one machine, each host's link "
+                        "shaped in both directions with a tc token-bucket filter at the point's rate"
+                      : "the machines of a hostfile (links not shaped)") +
+      ", and `ralp simulate` on the same derived scenario file. Error = (predicted - measured) / "
+      "measured step time; measured is the median of the measured steps after warm-up, predicted "
+      "the simulator's step time.");
+  doc.paragraph("Run with `" + str(run, "command", "") + "`; " + fixed(num(run, "wall_s", ""), 0) +
+                " s in all (calibration " + fixed(num(run, "calibration_s", ""), 0) +
+                " s), " + str(run, "cores", "") + " cores, load average " +
+                str(run, "loadavg_start", "") + " at the start and " + str(run, "loadavg_end", "") +
+                " at the end.");
+
+  doc.heading(2, "Accuracy");
+  std::vector<std::vector<std::string>> rows;
+  const Json& summary = at(run, "summary", "");
+  bool overall_met = false;
+  size_t i = 0;
+  for (const Json& s : summary) {
+    const std::string path = "/summary/" + std::to_string(i++);
+    const double med = num(s, "median_abs_error_pct", path);
+    const double max = num(s, "max_abs_error_pct", path);
+    const bool met = med <= target_median && max <= target_max;
+    const std::string group = str(s, "group", path);
+    if (group == "all") overall_met = met && num(s, "points", path) > 0;
+    rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path), fixed(med, 1) + "%",
+                    fixed(max, 1) + "%", met ? "met" : "not met"});
+  }
+  doc.table({"strategy", "points", "median abs error", "max abs error", "target"}, rows,
+            {A::left, A::right, A::right, A::right, A::left});
+  doc.paragraph("Target: median |error| at most " + fixed(target_median, 0) + "% and max at most " +
+                fixed(target_max, 0) + "% over the grid: **" +
+                (overall_met ? "met" : "not met") + "**.");
+  if (plot_problem) {
+    doc.paragraph("(No plot: " + *plot_problem + ".)");
+  } else {
+    doc.image("predicted against measured step time", plot + ".svg");
+    doc.paragraph("Dashed lines: +-" + fixed(target_max, 0) + "%. The same plot as PNG: [" + plot +
+                  ".png](" + plot + ".png).");
+  }
+
+  doc.heading(2, "Calibration used");
+  const Json& profile = at(run, "profile", "");
+  std::vector<std::string> items = {
+      "Kernels: device profile `" + str(profile, "name", "/profile") + "` (`" +
+      str(profile, "file", "/profile") + "`, " +
+      (at(profile, "reused", "/profile").get<bool>() ? "reused: measured earlier on this host"
+                                                      : "measured by this run") +
+      ") for workers and parameter servers."};
+  const Json& prov = at(profile, "provenance", "/profile");
+  for (const char* key : {"cpu_model", "onednn", "threads", "date", "loadavg_start", "command"}) {
+    if (prov.contains(key)) items.push_back(std::string(key) + ": `" + prov.at(key).get<std::string>() + "`");
+  }
+  doc.bullets(items);
+  std::vector<std::vector<std::string>> link_rows;
+  i = 0;
+  for (const Json& l : at(run, "links", "")) {
+    const std::string path = "/links/" + std::to_string(i++);
+    link_rows.push_back({str(l, "rate", path), fixed(num(l, "rtt_s", path) * 1e6, 1) + " us",
+                         fixed(num(l, "latency_s", path) * 1e6, 1) + " us",
+                         fixed(num(l, "goodput_bytes_per_s", path) * 8e-6, 1) + " Mbit/s",
+                         fixed(num(l, "fixed_cost_s", path) * 1e6, 0) + " us",
+                         fixed(num(l, "bandwidth_factor", path), 4),
+                         fixed(num(l, "latency_factor", path), 3),
+                         fixed(num(l, "residual_max", path) * 100, 1) + "%"});
+  }
+  doc.paragraph(
+      "Links, measured with `ralp link-probe` (the cluster's own transport) between two hosts: "
+      "the round trip of header-only messages, and bulk transfers of growing size fitted to "
+      "a + S / g. Each scenario link gets latency rtt / 2; on the star a message crosses two links, "
+      "so latency_factor = max(a - rtt/2, rtt/2) / rtt and bandwidth_factor = g / rate.");
+  doc.table({"rate", "rtt", "link latency", "goodput g", "one-way fixed cost",
+             "bandwidth_factor", "latency_factor", "largest fit residual"},
+            link_rows, {A::left});
+
+  doc.heading(2, "Shared cores");
+  int pinned = 0, shared = 0;
+  for (const Json& p : at(run, "points", "")) {
+    (at(p, "pinned", "/points").get<bool>() ? pinned : shared) += 1;
+  }
+  doc.paragraph(
+      std::to_string(pinned) + " points pinned every rank that computes to a core of its own " +
+      "(taskset), so no two competed; " + std::to_string(shared) +
+      " points had more computing ranks than the machine's cores and ran unpinned, sharing them. "
+      "The simulator is not told about that sharing: its prediction for those points assumes a "
+      "core per rank, so their error includes the contention.");
+
+  doc.heading(2, "Points");
+  std::vector<std::vector<std::string>> point_rows;
+  i = 0;
+  for (const Json& p : at(run, "points", "")) {
+    const std::string path = "/points/" + std::to_string(i++);
+    const Json& m = at(p, "measured", path);
+    const Json& q = at(p, "predicted", path);
+    point_rows.push_back(
+        {str(p, "model", path), str(p, "strategy", path), str(p, "shape", path),
+         str(p, "rate", path),
+         str(p, "steps", path) + " + " + str(p, "warmup_steps", path),
+         ms(num(m, "step_time_s", path)) + " +- " + ms(num(m, "spread_s", path)),
+         ms(num(q, "step_time_s", path)), signed_pct(num(p, "error_pct", path)),
+         split(m, path + "/measured"), split(q, path + "/predicted"),
+         ms(num(m, "ps_busy_s", path)) + " / " + ms(num(q, "ps_busy_s", path)),
+         bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
+         bytes_in(m, "worker-0", path + "/measured") + " / " +
+             bytes_in(q, "worker-0", path + "/predicted")});
+  }
+  doc.table({"model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms",
+             "error", "worker compute / comm / wait ms, measured", "same, predicted",
+             "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p"},
+            point_rows, {A::left, A::left, A::left, A::left});
+  doc.paragraph(
+      "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
+      "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
+      "step into the host, headers included.");
+  return doc.text();
+}
+
+std::optional<std::string> write_validation_report(const Json& run,
+                                                   const std::filesystem::path& folder) {
+  const auto problem = write_scatter_plot(validation_plot(run), folder / kPlotName);
+  const std::string text = validation_markdown(run, kPlotName, problem);
+  std::ofstream out(folder / "report.md", std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + (folder / "report.md").string());
+  return problem;
+}
+
+}  // namespace ralp::reports

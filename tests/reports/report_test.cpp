@@ -1,0 +1,113 @@
+// Markdown building, the gnuplot script and data, and the validation report from a run's JSON.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ralp/reports/gnuplot.hpp"
+#include "ralp/reports/markdown.hpp"
+#include "ralp/reports/validation_report.hpp"
+
+namespace ralp::reports {
+namespace {
+
+TEST(Markdown, BuildsBlocksInOrder) {
+  MarkdownDocument d;
+  d.heading(2, "Title");
+  d.paragraph("Text.");
+  d.table({"a", "b"}, {{"x|y", "1"}, {"z"}}, {MarkdownDocument::Align::left});
+  d.image("plot", "p.svg");
+  EXPECT_EQ(d.text(),
+            "## Title\n\nText.\n\n| a | b |\n|---|---:|\n| x\\|y | 1 |\n| z |  |\n\n![plot](p.svg)\n");
+  EXPECT_THROW(d.heading(7, "x"), std::invalid_argument);
+}
+
+ScatterPlot two_series() {
+  return {.title = "t", .x_label = "x", .y_label = "y", .log_scale = true, .band_pct = 8.0,
+          .series = {{"ps", {{10.0, 11.0}, {20.0, 19.0}}}, {"allreduce", {{40.0, 40.0}}}}};
+}
+
+TEST(Gnuplot, DataHasOneBlockPerSeries) {
+  EXPECT_EQ(scatter_data(two_series()), "# ps\n10 11\n20 19\n\n\n# allreduce\n40 40\n");
+}
+
+TEST(Gnuplot, ScriptDrawsSvgAndPng) {
+  const std::string s = scatter_script(two_series(), "d.dat", "p.svg", "p.png");
+  EXPECT_NE(s.find("set logscale xy"), std::string::npos);
+  // The axes span the data with 15% to spare: 10 / 1.15 to 40 x 1.15.
+  EXPECT_NE(s.find("set xrange [8.69565217:46]"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"d.dat\" index 1 using 1:2 title \"allreduce\""), std::string::npos);
+  EXPECT_NE(s.find("x*1.08"), std::string::npos);
+  EXPECT_NE(s.find("set terminal svg"), std::string::npos);
+  EXPECT_NE(s.find("set output \"p.png\""), std::string::npos);
+  EXPECT_EQ(s, scatter_script(two_series(), "d.dat", "p.svg", "p.png"));
+}
+
+Json run_document() {
+  auto figures = [](double step) {
+    return Json{{"step_time_s", step},
+                {"spread_s", 0.001},
+                {"worker", {{"compute_s", 0.02}, {"communication_s", 0.01}, {"waiting_s", 0.0}}},
+                {"ps_busy_s", 0.003},
+                {"ps-0", {{"bytes_in", 2e6}, {"bytes_out", 2e6}}},
+                {"worker-0", {{"bytes_in", 1e6}, {"bytes_out", 1e6}}}};
+  };
+  Json point = {{"id", "n_ps_1gbit_2-node"}, {"scenario", "n"}, {"model", "cifar_allconv"},
+                {"strategy", "ps"}, {"kind", "ps"}, {"rate", "1gbit"}, {"shape", "2-node"},
+                {"parameter_servers", 1}, {"workers", 1}, {"pinned", true}, {"steps", 5},
+                {"warmup_steps", 2}, {"measured", figures(0.050)}, {"predicted", figures(0.051)},
+                {"error_pct", 2.0}};
+  return {{"mode", "namespaces"}, {"cores", 2}, {"command", "ralp validate x.json"},
+          {"profile", {{"name", "validate-cpu-1t"}, {"file", "validate-cpu-1t.json"},
+                       {"reused", false}, {"provenance", {{"cpu_model", "AMD EPYC"}}}}},
+          {"links", {{{"rate", "1gbit"}, {"rtt_s", 3e-4}, {"latency_s", 1.5e-4},
+                      {"goodput_bytes_per_s", 1.18e8}, {"fixed_cost_s", 2e-4},
+                      {"bandwidth_factor", 0.944}, {"latency_factor", 0.667},
+                      {"residual_max", 0.01}}}},
+          {"points", {point}},
+          {"summary", {{{"group", "ps"}, {"points", 1}, {"median_abs_error_pct", 2.0},
+                        {"max_abs_error_pct", 2.0}},
+                       {{"group", "all"}, {"points", 1}, {"median_abs_error_pct", 2.0},
+                        {"max_abs_error_pct", 2.0}}}},
+          {"target", {{"median_abs_error_pct", 3.0}, {"max_abs_error_pct", 8.0}}},
+          {"loadavg_start", "1.00 1.00 1.00"}, {"loadavg_end", "1.10 1.00 1.00"},
+          {"calibration_s", 20.0}, {"wall_s", 60.0}};
+}
+
+TEST(ValidationReport, SummaryPlotCalibrationAndPoints) {
+  const std::string md = validation_markdown(run_document(), "pvm", std::nullopt);
+  EXPECT_NE(md.find("| ps | 1 | 2.0% | 2.0% | met |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **all** | 1 | 2.0% | 2.0% | met |"), std::string::npos);
+  EXPECT_NE(md.find("over the grid: **met**"), std::string::npos);
+  EXPECT_NE(md.find("![predicted against measured step time](pvm.svg)"), std::string::npos);
+  EXPECT_NE(md.find("`validate-cpu-1t`"), std::string::npos);
+  EXPECT_NE(md.find("| 1gbit | 300.0 us | 150.0 us | 944.0 Mbit/s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cifar_allconv | ps | 2-node | 1gbit | 5 + 2 | 50.0 +- 1.00 | 51.0 | +2.0% |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("1 points pinned"), std::string::npos);
+  EXPECT_NE(validation_markdown(run_document(), "pvm", "gnuplot not found").find("(No plot: gnuplot not found.)"),
+            std::string::npos);
+  Json broken = run_document();
+  broken["points"][0].erase("measured");
+  EXPECT_THROW(validation_markdown(broken, "pvm", std::nullopt), InputError);
+}
+
+TEST(ValidationReport, WritesReportAndPlots) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ralp-report-test-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto problem = write_validation_report(run_document(), dir);
+  EXPECT_TRUE(std::filesystem::exists(dir / "report.md"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "predicted-vs-measured.gp"));
+  if (problem) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << *problem;
+  }
+  EXPECT_GT(std::filesystem::file_size(dir / "predicted-vs-measured.svg"), 0u);
+  EXPECT_GT(std::filesystem::file_size(dir / "predicted-vs-measured.png"), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ralp::reports

@@ -1,0 +1,152 @@
+// Reading results, errors, summaries, failure messages, the link fit and profile checks.
+#include <gtest/gtest.h>
+
+#include "ralp/validate/comparison.hpp"
+#include "ralp/validate/link_fit.hpp"
+#include "ralp/validate/validate_run.hpp"
+
+namespace ralp::validate {
+namespace {
+
+Json result(double step, double ps_in) {
+  return {{"step_time_median_s", step},
+          {"step_time_spread_s", 0.002},
+          {"worker_mean", {{"compute_s", 0.03}, {"communication_s", 0.01}, {"waiting_s", 0.005}}},
+          {"ps_busy_s", 0.004},
+          {"hosts", {{{"name", "ps-0"}, {"bytes_in", ps_in}, {"bytes_out", 2.0}},
+                     {{"name", "worker-0"}, {"bytes_in", 3.0}, {"bytes_out", 4.0}}}}};
+}
+
+TEST(Comparison, ReadsEachQuantity) {
+  const Json r = result(0.05, 1e6);
+  EXPECT_DOUBLE_EQ(measured_step_time_s(r, "m.json"), 0.05);
+  EXPECT_DOUBLE_EQ(measured_step_spread_s(r, "m.json"), 0.002);
+  EXPECT_DOUBLE_EQ(predicted_step_time_s(r, "p.json"), 0.05);
+  EXPECT_EQ(worker_split(r, "m.json"), (RoleSplit{0.03, 0.01, 0.005}));
+  EXPECT_DOUBLE_EQ(ps_busy_s(r, "m.json"), 0.004);
+  EXPECT_EQ(host_bytes(r, "ps-0", "m.json"), (HostBytes{1e6, 2.0}));
+  EXPECT_EQ(host_bytes(r, "ps-1", "m.json"), (HostBytes{}));  // absent: nothing moved
+  const Json doc = {{"results", Json::array({r})}};
+  EXPECT_EQ(&only_result(doc, "m.json"), &doc["results"][0]);
+}
+
+TEST(Comparison, MissingFieldNamesFileAndPath) {
+  Json r = result(0.05, 1.0);
+  r["worker_mean"].erase("waiting_s");
+  try {
+    worker_split(r, "m.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "m.json");
+    EXPECT_EQ(e.path(), "/worker_mean/waiting_s");
+  }
+  EXPECT_THROW(only_result(Json{{"results", Json::array()}}, "m.json"), InputError);
+}
+
+PointComparison point(const std::string& kind, double measured, double predicted) {
+  PointComparison p{.kind = kind};
+  p.measured.step_time_s = measured;
+  p.predicted.step_time_s = predicted;
+  return p;
+}
+
+TEST(Comparison, ErrorsAndSummary) {
+  // Errors: ps +2%, -4%, +1%; allreduce -10%, +6%.
+  const std::vector<PointComparison> points = {
+      point("ps", 0.100, 0.102), point("ps", 0.050, 0.048), point("allreduce", 0.200, 0.180),
+      point("ps", 1.000, 1.010), point("allreduce", 0.100, 0.106)};
+  EXPECT_NEAR(points[2].error_pct(), -10.0, 1e-9);
+  const auto s = summarise(points);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].group, "ps");
+  EXPECT_EQ(s[0].points, 3u);
+  EXPECT_NEAR(s[0].median_abs_error_pct, 2.0, 1e-9);  // of 2, 4, 1
+  EXPECT_NEAR(s[0].max_abs_error_pct, 4.0, 1e-9);
+  EXPECT_EQ(s[1].group, "allreduce");
+  EXPECT_NEAR(s[1].median_abs_error_pct, 8.0, 1e-9);  // of 10 and 6
+  EXPECT_EQ(s[2].group, "all");
+  EXPECT_NEAR(s[2].median_abs_error_pct, 4.0, 1e-9);  // of 1, 2, 4, 6, 10
+  EXPECT_NEAR(s[2].max_abs_error_pct, 10.0, 1e-9);
+  EXPECT_FALSE(meets_target(s[2]));
+  EXPECT_TRUE(meets_target({.group = "all", .points = 2, .median_abs_error_pct = 3.0,
+                            .max_abs_error_pct = 8.0}));
+}
+
+TEST(LinkFit, RecoversGoodputAndFixedCost) {
+  // 10 MB/s goodput, rtt 100 us, transfers a + S / g with a = 300 us: fixed cost 250 us one way.
+  LinkProbe probe{.rtt_s = 100e-6};
+  for (const double bytes : {1e5, 1e6, 4e6}) probe.transfers.push_back({bytes, 300e-6 + bytes / 1e7});
+  const NetworkFit fit = fit_network(probe, 1.25e7);  // a 100 Mbit/s tbf rate
+  EXPECT_NEAR(fit.goodput_bytes_per_s, 1e7, 1e-3);
+  EXPECT_NEAR(fit.bandwidth_factor, 0.8, 1e-9);
+  EXPECT_NEAR(fit.latency_s, 50e-6, 1e-15);
+  EXPECT_NEAR(fit.fixed_cost_s, 250e-6, 1e-12);
+  EXPECT_NEAR(fit.latency_factor, 2.5, 1e-6);  // 250 us over two 50 us links
+  EXPECT_NEAR(fit.residual_max, 0.0, 1e-9);
+}
+
+TEST(LinkFit, FixedCostIsAtLeastHalfTheRoundTrip) {
+  LinkProbe probe{.rtt_s = 400e-6};
+  for (const double bytes : {1e5, 1e6}) probe.transfers.push_back({bytes, 100e-6 + bytes / 1e7});
+  const NetworkFit fit = fit_network(probe, 1.25e7);
+  EXPECT_NEAR(fit.fixed_cost_s, 200e-6, 1e-12);
+  EXPECT_NEAR(fit.latency_factor, 0.5, 1e-9);
+}
+
+TEST(LinkFit, RejectsTooFewSizesAndFlatTimes) {
+  LinkProbe one{.rtt_s = 1e-4, .transfers = {{1e6, 0.1}}};
+  EXPECT_THROW(fit_network(one, 1e7), std::runtime_error);
+  LinkProbe flat{.rtt_s = 1e-4, .transfers = {{1e5, 0.1}, {1e6, 0.1}}};
+  EXPECT_THROW(fit_network(flat, 1e7), std::runtime_error);
+}
+
+TEST(LinkFit, ParsesTheProbeAndCountsTheHeader) {
+  const Json j = {{"rtt_median_s", 1e-4}, {"rtt_min_s", 9e-5},
+                  {"transfers", {{{"bytes", 1000}, {"seconds", 0.001}}}}};
+  const LinkProbe p = parse_link_probe(j, "probe.json");
+  EXPECT_DOUBLE_EQ(p.rtt_s, 1e-4);
+  EXPECT_DOUBLE_EQ(p.transfers.at(0).bytes, 1024.0);
+  EXPECT_THROW(parse_link_probe(Json{{"rtt_median_s", 1e-4}}, "probe.json"), InputError);
+}
+
+TEST(Failures, NamesTheRankMpirunReports) {
+  const std::string out =
+      "--------------------------------------------------------------------------\n"
+      "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+      "the job to be terminated. The first process to do so was:\n\n"
+      "  Process name: [[40128,1],2]\n  Exit code:    3\n";
+  EXPECT_EQ(describe_failure(out, Layout{1, 2}), "rank 2 (worker-1) exited with status 3");
+  EXPECT_EQ(describe_failure("error: rank 0 (ps-0): no message from rank 1 (worker-0)\n",
+                             Layout{1, 1}),
+            "rank 0 (ps-0): no message from rank 1 (worker-0)");
+  EXPECT_EQ(describe_failure("mpirun noticed that process rank 1 with PID 0 on node host1 exited "
+                             "on signal 9 (Killed).\n",
+                             Layout{1, 2}),
+            "rank 1 (worker-0) was killed by signal 9 (Killed)");
+  EXPECT_EQ(describe_failure("nothing useful\n", Layout{1, 1}), "");
+  EXPECT_EQ(rank_role(Layout{0, 2}, 0), "ps-0");
+  EXPECT_EQ(rank_role(Layout{0, 2}, 2), "worker-1");
+}
+
+TEST(Profiles, ReusedOnlyWhenTheHostMatches) {
+  const Json profile = {
+      {"name", "p"},
+      {"measured",
+       {{"provenance", {{"cpu_model", "AMD EPYC (family 25, model 17)"}, {"threads", "1"},
+                        {"onednn", "2.6.3 (N/A)"}}},
+        {"end_to_end", {{{"model", "cifar_alexnet"}, {"batch", 32}}}}}}};
+  std::map<std::string, std::string> host = {{"cpu_model", "AMD EPYC (family 25, model 17)"},
+                                             {"threads", "1"}, {"onednn", "2.6.3 (N/A)"}};
+  EXPECT_EQ(provenance_mismatch(host, profile, "p.json"), std::nullopt);
+  host["threads"] = "2";
+  EXPECT_EQ(provenance_mismatch(host, profile, "p.json"), "threads is '2' here, '1' in the profile");
+  host["threads"] = "1";
+  host["driver"] = "x";
+  EXPECT_EQ(provenance_mismatch(host, profile, "p.json"), "driver is not recorded");
+  EXPECT_TRUE(provenance_mismatch({}, Json{{"name", "gtx1080ti"}}, "d.json"));
+  EXPECT_TRUE(profile_covers(profile, {{"cifar_alexnet", 32}}));
+  EXPECT_FALSE(profile_covers(profile, {{"cifar_alexnet", 32}, {"cifar_allconv", 32}}));
+}
+
+}  // namespace
+}  // namespace ralp::validate

@@ -1,0 +1,128 @@
+// The validation grid: shapes and layouts, pinning, the grid's points, derived scenarios, steps.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ralp/core/scenario.hpp"
+#include "ralp/validate/grid.hpp"
+
+namespace ralp::validate {
+namespace {
+
+const std::filesystem::path kAlexnet =
+    std::filesystem::path(RALP_SOURCE_DIR) / "scenarios/cluster/cifar-alexnet-1ps-2w.json";
+const std::filesystem::path kAllconv =
+    std::filesystem::path(RALP_SOURCE_DIR) / "scenarios/cluster/cifar-allconv-1ps-2w.json";
+
+TEST(LinkRates, ParseTcUnits) {
+  EXPECT_DOUBLE_EQ(parse_link_rate("100mbit")->bits_per_s, 100e6);
+  EXPECT_DOUBLE_EQ(parse_link_rate("1gbit")->bytes_per_s(), 125e6);
+  EXPECT_DOUBLE_EQ(parse_link_rate("2.5Gbit")->bits_per_s, 2.5e9);
+  EXPECT_DOUBLE_EQ(parse_link_rate("500kbit")->bits_per_s, 500e3);
+  EXPECT_EQ(parse_link_rate("1gbit")->text, "1gbit");
+  EXPECT_FALSE(parse_link_rate("fast"));
+  EXPECT_FALSE(parse_link_rate("100"));
+  EXPECT_FALSE(parse_link_rate("0mbit"));
+  EXPECT_FALSE(parse_link_rate("1.2.3gbit"));
+}
+
+TEST(LinkRates, BurstIsAtLeast64KiBOr2msOfTheRate) {
+  EXPECT_DOUBLE_EQ(tbf_burst_bytes(*parse_link_rate("100mbit")), 65536.0);  // 25 kB < 64 KiB
+  EXPECT_DOUBLE_EQ(tbf_burst_bytes(*parse_link_rate("1gbit")), 250000.0);   // 125 MB/s x 2 ms
+}
+
+TEST(Shapes, Layouts) {
+  EXPECT_EQ(layout_of(Shape::two_node, "ps"), (Layout{1, 1}));
+  EXPECT_EQ(layout_of(Shape::two_node, "hybrid"), (Layout{1, 1}));
+  EXPECT_EQ(layout_of(Shape::two_node, "allreduce"), (Layout{0, 2}));
+  EXPECT_EQ(layout_of(Shape::ps_two_workers, "ralp"), (Layout{1, 2}));
+  EXPECT_EQ(layout_of(Shape::ps_two_workers, "allreduce"), (Layout{0, 2}));
+  // An allreduce layout still has ps-0 in the scenario: 3 ranks.
+  EXPECT_EQ(ranks_of(Layout{0, 2}), 3);
+  EXPECT_EQ(ranks_of(Layout{1, 1}), 2);
+  EXPECT_EQ(parse_shape("1ps-2w"), Shape::ps_two_workers);
+  EXPECT_EQ(to_string(Shape::two_node), "2-node");
+  EXPECT_FALSE(parse_shape("3-node"));
+}
+
+TEST(Shapes, PinsEachComputingRankToItsOwnCoreWhenTheyFit) {
+  using Pins = std::vector<std::optional<int>>;
+  EXPECT_EQ(pin_ranks(Layout{1, 1}, 2), (Pins{0, 1}));
+  // The idle ps-0 of an allreduce run is not pinned; the workers get cores 0 and 1.
+  EXPECT_EQ(pin_ranks(Layout{0, 2}, 2), (Pins{std::nullopt, 0, 1}));
+  // Three computing ranks on two cores: nobody is pinned.
+  EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{std::nullopt, std::nullopt, std::nullopt}));
+  EXPECT_FALSE(fits_cores(Layout{1, 2}, 2));
+  EXPECT_EQ(pin_ranks(Layout{1, 2}, 4), (Pins{0, 1, 2}));
+}
+
+TEST(Grid, DefaultGridHas28PointsInRateScenarioShapeOrder) {
+  const auto rates = std::vector{*parse_link_rate("100mbit"), *parse_link_rate("1gbit")};
+  const auto grid = make_grid({kAlexnet, kAllconv}, {Shape::two_node, Shape::ps_two_workers},
+                              rates, {});
+  // 2 rates x 2 nets x (4 strategies x 2 shapes - allreduce's repeated layout) = 2 x 2 x 7.
+  ASSERT_EQ(grid.size(), 28u);
+  EXPECT_EQ(grid[0].id(), "cifar-alexnet-1ps-2w_ps_100mbit_2-node");
+  EXPECT_EQ(grid[1].id(), "cifar-alexnet-1ps-2w_ralp-fc3_100mbit_2-node");
+  EXPECT_EQ(grid[4].id(), "cifar-alexnet-1ps-2w_ps_100mbit_1ps-2w");
+  EXPECT_EQ(grid[6].id(), "cifar-alexnet-1ps-2w_hybrid-fc3_100mbit_1ps-2w");
+  EXPECT_EQ(grid[7].scenario_name, "cifar-allconv-1ps-2w");
+  EXPECT_EQ(grid[14].rate.text, "1gbit");
+  EXPECT_EQ(grid[1].strategy.kind, "ralp");
+  EXPECT_EQ(grid[1].model, "cifar_alexnet");
+}
+
+TEST(Grid, FiltersByLabelOrKind) {
+  const auto rate = std::vector{*parse_link_rate("1gbit")};
+  const auto grid = make_grid({kAllconv}, {Shape::two_node}, rate, {"ps", "ralp@fc"});
+  ASSERT_EQ(grid.size(), 2u);
+  EXPECT_EQ(grid[1].strategy.label, "ralp@fc");
+  EXPECT_THROW(make_grid({kAllconv}, {Shape::two_node}, rate, {"horovod"}), InputError);
+}
+
+TEST(Grid, DerivedScenarioCarriesTheCalibration) {
+  const auto rate = std::vector{*parse_link_rate("100mbit")};
+  const auto grid = make_grid({kAlexnet}, {Shape::two_node}, rate, {"allreduce"});
+  ASSERT_EQ(grid.size(), 1u);
+  NetworkFit fit;
+  fit.latency_s = 20e-6;
+  fit.bandwidth_factor = 0.95;
+  fit.latency_factor = 3.0;
+  const std::filesystem::path profile =
+      std::filesystem::path(RALP_SOURCE_DIR) / "calibrate/profiles/amd-epyc-family-26-model-2-1-thread.json";
+  const Json base = read_json_file(kAlexnet);
+  const Json s = derived_scenario(base, kAlexnet.parent_path(), grid[0],
+                                  {.profile = profile, .network = fit, .steps = 7, .warmup_steps = 1});
+  EXPECT_EQ(s["name"], "cifar-alexnet-1ps-2w_allreduce_100mbit_2-node");
+  EXPECT_EQ(s["cluster"]["workers"], 2);
+  EXPECT_EQ(s["cluster"]["parameter_servers"], 1);
+  EXPECT_DOUBLE_EQ(s["cluster"]["platform"]["nic_bandwidth"].get<double>(), 12.5e6);
+  EXPECT_DOUBLE_EQ(s["cluster"]["platform"]["latency"].get<double>(), 20e-6);
+  EXPECT_DOUBLE_EQ(s["network_model"]["bandwidth_factor"].get<double>(), 0.95);
+  EXPECT_DOUBLE_EQ(s["network_model"]["latency_factor"].get<double>(), 3.0);
+  EXPECT_EQ(s["strategies"], Json::array({"allreduce"}));
+  EXPECT_EQ(s["steps"], 7);
+  EXPECT_EQ(s["warmup_steps"], 1);
+  EXPECT_EQ(s["training"], base["training"]);
+  // The derived file is a valid scenario wherever it is written.
+  const auto dir = std::filesystem::temp_directory_path() / "ralp-grid-test";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "derived.json";
+  std::ofstream(file) << s.dump(2);
+  const Scenario loaded = load_scenario(file.string());
+  EXPECT_EQ(loaded.workers, 2);
+  EXPECT_EQ(loaded.worker_device.name, "amd-epyc-family-26-model-2-1-thread");
+  EXPECT_EQ(loaded.strategies.size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Grid, PlanStepsFitsTheBudget) {
+  EXPECT_EQ(plan_steps(0.5, 10.0, 5, 20), 20);  // 0.5 s steps: 20 in 10 s
+  EXPECT_EQ(plan_steps(1.0, 10.0, 5, 20), 10);
+  EXPECT_EQ(plan_steps(3.0, 10.0, 5, 20), 5);   // 3 fit, at least 5
+  EXPECT_EQ(plan_steps(0.01, 10.0, 5, 20), 20);
+}
+
+}  // namespace
+}  // namespace ralp::validate

@@ -1,0 +1,181 @@
+// `ralp validate` end to end: one short run (one net, two strategies, one rate), a killed rank,
+// and the message without root. Each needs root and network namespaces (CI runs as root) and is
+// skipped with the reason otherwise.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../support/run_command.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/validate/testbed.hpp"
+
+namespace ralp::validate {
+namespace {
+
+namespace fs = std::filesystem;
+using ralp::testing::ralp_binary;
+using ralp::testing::run_command;
+
+const std::string kScenario =
+    std::string(RALP_SOURCE_DIR) + "/scenarios/cluster/cifar-allconv-1ps-2w.json";
+constexpr double kKilledRankLimitS = 30.0;
+
+// Processes whose command line mentions `needle` (this test's output folder).
+int processes_mentioning(const std::string& needle) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(needle) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+class ValidateCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto why = namespaces_unavailable()) GTEST_SKIP() << *why;
+    out_ = fs::temp_directory_path() / ("ralp-validate-test-" + std::to_string(getpid()));
+    fs::remove_all(out_);
+    fs::create_directories(out_);
+    // A quick profile of this host, outside the timed part.
+    profile_ = (out_ / "profile.json").string();
+    const auto c = run_command(ralp_binary() + " calibrate --model cifar_allconv:32 --device cpu "
+                               "--threads 1 --repetitions 1 --min-time 0.01 --no-end-to-end --out " +
+                               profile_);
+    ASSERT_EQ(c.status, 0) << c.err;
+  }
+  void TearDown() override {
+    if (!out_.empty()) fs::remove_all(out_);
+  }
+  std::string validate(const std::string& extra, int steps = 3) const {
+    const std::string n = std::to_string(steps);
+    return ralp_binary() + " validate " + kScenario + " --profile " + profile_ + " --out " +
+           (out_ / "run").string() + " --shapes 2-node --min-steps " + n + " --max-steps " + n +
+           " --warmup-steps 1 " + extra;
+  }
+  void expect_nothing_left() const {
+    EXPECT_TRUE(stale_namespaces(list_namespaces()).empty());
+    EXPECT_EQ(processes_mentioning((out_ / "run").string()), 0);
+  }
+  fs::path out_;
+  std::string profile_;
+};
+
+TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
+  const auto r = run_command(validate("--strategies ps,allreduce --rates 1gbit --json " +
+                                      (out_ / "v.json").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("median |error|"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("ETA"), std::string::npos);
+  const Json doc = read_json_file(out_ / "v.json");
+  ASSERT_EQ(doc["points"].size(), 2u);
+  for (const auto& p : doc["points"]) {
+    EXPECT_GT(p["measured"]["step_time_s"].get<double>(), 0.0);
+    EXPECT_GT(p["predicted"]["step_time_s"].get<double>(), 0.0);
+    EXPECT_EQ(p["steps"], 3);
+    EXPECT_TRUE(p["pinned"].get<bool>());
+  }
+  // ps moves the same bytes measured and predicted (headers aside: within 1%).
+  const auto& ps = doc["points"][0];
+  const double m = ps["measured"]["ps-0"]["bytes_in"], q = ps["predicted"]["ps-0"]["bytes_in"];
+  EXPECT_NEAR(m / q, 1.0, 0.01);
+  EXPECT_EQ(doc["links"][0]["rate"], "1gbit");
+  EXPECT_GT(doc["links"][0]["bandwidth_factor"].get<double>(), 0.5);
+  EXPECT_LT(doc["links"][0]["bandwidth_factor"].get<double>(), 1.0);
+  const std::string report = ralp::testing::read_file((out_ / "run/report.md").string());
+  EXPECT_NE(report.find("## Accuracy"), std::string::npos);
+  EXPECT_NE(report.find(doc["profile"]["name"].get<std::string>()), std::string::npos);
+  EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.svg"));
+  EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.png"));
+  expect_nothing_left();
+}
+
+TEST_F(ValidateCommand, KilledRankEndsTheRunNamingIt) {
+  const auto start = std::chrono::steady_clock::now();
+  // Rank 1 (worker-0) dies in the forward pass of step 1, as a crash would: no MPI_Finalize.
+  const auto r = run_command("RALP_CLUSTER_FAULT=rank=1,step=1,phase=forward,kind=exit " +
+                             validate("--strategies ps --rates 1gbit"));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("rank 1 (worker-0)"), std::string::npos) << r.err;
+  EXPECT_LT(took, kKilledRankLimitS);
+  expect_nothing_left();
+}
+
+// The process of rank `rank` of a `ralp cluster` run whose command line mentions `needle`; 0 if
+// none (yet).
+pid_t cluster_rank(const std::string& needle, int rank) {
+  const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(needle) == std::string::npos ||
+        cmdline.find(std::string("\0cluster\0", 9)) == std::string::npos) {
+      continue;
+    }
+    std::ifstream env_in(entry.path() / "environ", std::ios::binary);
+    std::string environ_text((std::istreambuf_iterator<char>(env_in)), std::istreambuf_iterator<char>());
+    std::istringstream vars(environ_text);
+    std::string var;
+    while (std::getline(vars, var, '\0')) {
+      if (var == wanted) return static_cast<pid_t>(std::stol(name));
+    }
+  }
+  return 0;
+}
+
+TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
+  const std::string log = (out_ / "killed.log").string();
+  const std::string command =
+      validate("--strategies ps --rates 100mbit", 50) + " >" + log + " 2>&1";
+  const pid_t run = fork();
+  if (run == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto give_up = Clock::now() + std::chrono::seconds(120);
+  pid_t victim = 0;
+  int status = 0;
+  bool ended = false;
+  while (victim == 0 && !ended && Clock::now() < give_up) {
+    victim = cluster_rank((out_ / "run").string(), 1);
+    if (victim == 0) usleep(50 * 1000);
+    ended = waitpid(run, &status, WNOHANG) == run;
+  }
+  ASSERT_NE(victim, 0) << ralp::testing::read_file(log);
+  usleep(1000 * 1000);  // into set-up or training
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto killed_at = Clock::now();
+  while (waitpid(run, &status, WNOHANG) == 0 && Clock::now() < give_up) usleep(50 * 1000);
+  const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_LT(took, kKilledRankLimitS);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  const std::string out = ralp::testing::read_file(log);
+  EXPECT_NE(out.find("rank 1 (worker-0) was killed by signal 9"), std::string::npos) << out;
+  expect_nothing_left();
+}
+
+TEST(ValidateWithoutRoot, SaysSoInOneLine) {
+  if (geteuid() != 0) GTEST_SKIP() << "runs as root to drop to another user";
+  const auto r = run_command("setpriv --reuid=65534 --regid=65534 --clear-groups " + ralp_binary() +
+                             " validate " + kScenario + " --out /tmp");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "error: ralp validate: needs root to create network namespaces (run it with sudo)\n");
+}
+
+}  // namespace
+}  // namespace ralp::validate

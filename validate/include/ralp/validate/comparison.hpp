@@ -1,0 +1,92 @@
+// Predicted against measured: the quantities read from `ralp simulate --json` and
+// `ralp cluster --json` (one small function per quantity, so that field names live in one
+// place), the error of each grid point, and the summary per strategy and overall.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ralp/core/json_input.hpp"
+
+namespace ralp::validate {
+
+// A role's time per step.
+struct RoleSplit {
+  double compute_s = 0.0;
+  double communication_s = 0.0;
+  double waiting_s = 0.0;
+  friend bool operator==(const RoleSplit&, const RoleSplit&) = default;
+};
+
+struct HostBytes {
+  double in = 0.0;
+  double out = 0.0;
+  friend bool operator==(const HostBytes&, const HostBytes&) = default;
+};
+
+// The one strategy result of a document ({"results": [r]}); throws InputError naming `label`
+// when there is not exactly one.
+const Json& only_result(const Json& document, const std::string& label);
+
+// Fields of one strategy result. Each throws InputError naming `label` and the path when the field
+// is missing or not a number.
+double measured_step_time_s(const Json& result, const std::string& label);    // median
+double measured_step_spread_s(const Json& result, const std::string& label);  // IQR
+double predicted_step_time_s(const Json& result, const std::string& label);   // median
+RoleSplit worker_split(const Json& result, const std::string& label);  // the workers' mean
+double ps_busy_s(const Json& result, const std::string& label);        // ps-0 compute + aggregation
+HostBytes host_bytes(const Json& result, const std::string& host, const std::string& label);
+// The profile the simulator's compute times came from ("name (source)"); "" when absent.
+std::string predicted_profile(const Json& result);
+
+// One grid point's figures.
+struct PointFigures {
+  double step_time_s = 0.0;
+  double spread_s = 0.0;  // measured only
+  RoleSplit worker;
+  double ps_busy_s = 0.0;
+  HostBytes ps0;       // zero for a layout without a PS
+  HostBytes worker0;
+};
+
+struct PointComparison {
+  std::string id;
+  std::string scenario;
+  std::string model;
+  std::string strategy;  // label
+  std::string kind;
+  std::string rate;
+  std::string shape;
+  int parameter_servers = 0;
+  int workers = 0;
+  bool pinned = false;
+  int steps = 0;
+  int warmup_steps = 0;
+  PointFigures measured;
+  PointFigures predicted;
+  // (predicted - measured) / measured x 100.
+  [[nodiscard]] double error_pct() const;
+};
+
+PointFigures measured_figures(const Json& result, const std::string& label);
+PointFigures predicted_figures(const Json& result, const std::string& label);
+
+struct ErrorSummary {
+  std::string group;  // a strategy kind, or "all"
+  size_t points = 0;
+  double median_abs_error_pct = 0.0;
+  double max_abs_error_pct = 0.0;
+};
+
+// Median and largest |error| per strategy kind (in the order kinds first appear), then "all".
+std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points);
+
+// The accuracy target: median |error| <= 3% and max |error| <= 8% overall.
+inline constexpr double kTargetMedianPct = 3.0;
+inline constexpr double kTargetMaxPct = 8.0;
+bool meets_target(const ErrorSummary& overall);
+
+Json to_json(const PointComparison& point);
+Json to_json(const ErrorSummary& summary);
+
+}  // namespace ralp::validate

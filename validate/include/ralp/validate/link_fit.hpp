@@ -1,0 +1,58 @@
+// The network model's factors fitted to a link probe (ralp link-probe): what SimGrid needs so that
+// a message between two hosts of a star takes as long as the probe measured.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ralp/core/json_input.hpp"
+
+namespace ralp::validate {
+
+// One probe's timings: header-only round trips, and for each payload size the time from posting
+// it to the arrival of the peer's header-only acknowledgement (median).
+struct ProbeTransfer {
+  double bytes = 0.0;  // payload plus the transport's header
+  double seconds = 0.0;
+};
+struct LinkProbe {
+  double rtt_s = 0.0;  // header-only round trip, median
+  std::vector<ProbeTransfer> transfers;
+};
+
+// Bytes of the cluster transport's header in front of every payload.
+inline constexpr double kTransportHeaderBytes = 24.0;
+
+// Reads `ralp link-probe --json` output; throws InputError naming `label` and the JSON path.
+LinkProbe parse_link_probe(const Json& json, const std::string& label);
+
+// The fit. On a star, a message from one host to another crosses two links (the sender's NIC up,
+// the receiver's NIC down), each with the scenario's latency L and bandwidth B (the tbf rate), and
+// SimGrid with factors takes latency_factor x 2L + S / (bandwidth_factor x B).
+//
+// The probe's transfer times are a + S / g by least squares over the sizes: g is the goodput and
+// a - rtt/2 (the acknowledgement's way back) the one-way fixed cost of a bulk message (the MPI
+// rendezvous included), but never less than rtt / 2, the one-way time of a header-only message.
+// With L = rtt / 2 written into the scenario:
+//   bandwidth_factor = g / B,   latency_factor = max(a - rtt/2, rtt/2) / (2 L)  (>= 0.5).
+struct NetworkFit {
+  double rate_bytes_per_s = 0.0;  // B
+  double rtt_s = 0.0;
+  double latency_s = 0.0;         // L = rtt / 2, the scenario's per-link latency
+  double goodput_bytes_per_s = 0.0;
+  double fixed_cost_s = 0.0;      // max(a - rtt / 2, rtt / 2)
+  double bandwidth_factor = 0.0;
+  double latency_factor = 0.0;
+  double residual_max = 0.0;      // largest |measured - fitted| / measured over the sizes
+};
+
+// Throws std::runtime_error when the probe has fewer than two sizes or the fit is not physical
+// (goodput <= 0).
+NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s);
+
+// {"rate_bytes_per_s", "rtt_s", "latency_s", "goodput_bytes_per_s", "fixed_cost_s",
+//  "bandwidth_factor", "latency_factor", "residual_max"}
+Json to_json(const NetworkFit& fit);
+
+}  // namespace ralp::validate

@@ -1,0 +1,96 @@
+// `ralp validate` as a library: calibrate kernels and links on this machine, then for each grid
+// point run `ralp cluster` under mpirun across the hosts (network namespaces with shaped links, or
+// the machines of a hostfile) and `ralp simulate` on the same derived scenario, and compare.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/json_input.hpp"
+#include "ralp/validate/comparison.hpp"
+#include "ralp/validate/grid.hpp"
+#include "ralp/validate/link_fit.hpp"
+#include "ralp/validate/testbed.hpp"
+
+namespace ralp::validate {
+
+struct ValidateOptions {
+  std::vector<std::filesystem::path> scenarios;
+  std::vector<LinkRate> rates;
+  std::vector<std::string> strategies;  // labels or kinds; empty: every strategy
+  std::vector<Shape> shapes;
+  std::filesystem::path out;  // every file the run writes goes here
+  // Real machines instead of namespaces: mpirun's hostfile, and the network the ranks use
+  // (btl_tcp_if_include: an interface or a CIDR; empty: Open MPI's choice). No shaping.
+  std::optional<std::filesystem::path> hostfile;
+  std::string hostfile_network;
+  std::filesystem::path ralp;  // the ralp executable the ranks and subprocesses run
+  std::string mpirun = "mpirun";
+  // A device profile to use instead of calibrating; it must have been measured on this host.
+  std::optional<std::filesystem::path> profile;
+  // This machine's identity as the kernels report it (device, cpu_model, onednn, threads): a
+  // profile is reused only when its provenance has the same values.
+  std::map<std::string, std::string> host;
+  int threads = 1;         // kernel threads per rank (the scenarios' training.threads)
+  int cores = 0;           // cores ranks may use; 0: this process's CPU affinity
+  double point_budget_s = 10.0;  // measured steps per point: as many as fit in this
+  int min_steps = 5;
+  int max_steps = 20;
+  int warmup_steps = 2;
+  double step_timeout_s = 30.0;
+  int calibrate_repetitions = 3;
+  double calibrate_min_time_s = 0.02;
+  std::function<void(const std::string&)> progress;  // one line at a time, for stderr
+};
+
+// The device profile a run used.
+struct ProfileChoice {
+  std::filesystem::path file;
+  std::string name;
+  bool reused = false;  // an earlier calibration whose host matched
+  std::map<std::string, std::string> provenance;
+};
+
+struct RateCalibration {
+  LinkRate rate;
+  NetworkFit fit;
+};
+
+struct ValidationRun {
+  std::string mode;  // "namespaces" or "hostfile"
+  int cores = 0;
+  ProfileChoice profile;
+  std::vector<RateCalibration> links;
+  std::vector<PointComparison> points;
+  std::vector<ErrorSummary> summary;
+  std::string loadavg_start, loadavg_end;
+  double wall_s = 0.0;
+  double calibration_s = 0.0;
+  std::string command;  // how the run was started, for the report
+};
+
+// Why a profile's provenance does not match `host` ("cpu_model is X here, Y in the profile"), or
+// nullopt when every key of `host` has the same value in it.
+std::optional<std::string> provenance_mismatch(const std::map<std::string, std::string>& host,
+                                               const Json& profile, const std::string& label);
+// True when the profile measured every (model, batch) end to end (its calibration covered them).
+bool profile_covers(const Json& profile, const std::vector<std::pair<std::string, int64_t>>& models);
+
+// Runs everything. Throws InputError for bad options or scenarios, Interrupted after Ctrl-C, and
+// std::runtime_error when a run fails (a rank that died is named); the namespaces and processes it
+// made are gone in every case.
+ValidationRun run_validation(const ValidateOptions& options);
+
+// The rank's role name in a layout's rank order: "ps-0", "worker-1".
+std::string rank_role(const Layout& layout, int rank);
+// From mpirun's output after a failure: "rank 2 (worker-1) exited with status 3", or the line
+// of a rank's own "error: ..." message; "" when neither is there.
+std::string describe_failure(const std::string& output, const Layout& layout);
+
+Json to_json(const ValidationRun& run);
+
+}  // namespace ralp::validate

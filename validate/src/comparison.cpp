@@ -1,0 +1,180 @@
+// Reading results, errors and summaries.
+#include "ralp/validate/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ralp::validate {
+namespace {
+
+// The measured step is the median of the real run's measured steps (robust to the machine's
+// other load); the prediction's steps are noise-free, so its median is its mean.
+constexpr const char* kMeasuredStepTime = "step_time_median_s";
+constexpr const char* kMeasuredSpread = "step_time_spread_s";
+constexpr const char* kPredictedStepTime = "step_time_median_s";
+
+double number_at(const Json& j, const std::vector<std::string>& keys, const std::string& label) {
+  const Json* node = &j;
+  std::string path;
+  for (const auto& k : keys) {
+    path += "/" + k;
+    if (!node->is_object() || !node->contains(k)) throw InputError(label, path, "is missing");
+    node = &node->at(k);
+  }
+  if (!node->is_number()) throw InputError(label, path, "expected a number");
+  return node->get<double>();
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+Json split_json(const RoleSplit& s) {
+  return {{"compute_s", s.compute_s}, {"communication_s", s.communication_s}, {"waiting_s", s.waiting_s}};
+}
+
+Json figures_json(const PointFigures& f, bool with_spread) {
+  Json j = {{"step_time_s", f.step_time_s},
+            {"worker", split_json(f.worker)},
+            {"ps_busy_s", f.ps_busy_s},
+            {"ps-0", {{"bytes_in", f.ps0.in}, {"bytes_out", f.ps0.out}}},
+            {"worker-0", {{"bytes_in", f.worker0.in}, {"bytes_out", f.worker0.out}}}};
+  if (with_spread) j["spread_s"] = f.spread_s;
+  return j;
+}
+
+}  // namespace
+
+const Json& only_result(const Json& document, const std::string& label) {
+  if (!document.is_object() || !document.contains("results") ||
+      !document.at("results").is_array() || document.at("results").size() != 1) {
+    throw InputError(label, "/results", "expected an array of exactly one strategy result");
+  }
+  return document.at("results").at(0);
+}
+
+double measured_step_time_s(const Json& result, const std::string& label) {
+  return number_at(result, {kMeasuredStepTime}, label);
+}
+
+double measured_step_spread_s(const Json& result, const std::string& label) {
+  return number_at(result, {kMeasuredSpread}, label);
+}
+
+double predicted_step_time_s(const Json& result, const std::string& label) {
+  return number_at(result, {kPredictedStepTime}, label);
+}
+
+RoleSplit worker_split(const Json& result, const std::string& label) {
+  return {number_at(result, {"worker_mean", "compute_s"}, label),
+          number_at(result, {"worker_mean", "communication_s"}, label),
+          number_at(result, {"worker_mean", "waiting_s"}, label)};
+}
+
+double ps_busy_s(const Json& result, const std::string& label) {
+  return number_at(result, {"ps_busy_s"}, label);
+}
+
+HostBytes host_bytes(const Json& result, const std::string& host, const std::string& label) {
+  if (!result.contains("hosts") || !result.at("hosts").is_array()) {
+    throw InputError(label, "/hosts", "expected an array of hosts");
+  }
+  for (const Json& h : result.at("hosts")) {
+    if (h.is_object() && h.value("name", "") == host) {
+      return {number_at(h, {"bytes_in"}, label), number_at(h, {"bytes_out"}, label)};
+    }
+  }
+  return {};
+}
+
+std::string predicted_profile(const Json& result) {
+  if (!result.contains("compute_times") || !result.at("compute_times").is_object()) return "";
+  const Json& w = result.at("compute_times").value("worker", Json::object());
+  if (!w.is_object() || !w.contains("profile") || !w.at("profile").is_string()) return "";
+  std::string s = w.at("profile").get<std::string>();
+  if (w.contains("profile_source") && w.at("profile_source").is_string()) {
+    s += " (" + w.at("profile_source").get<std::string>() + ")";
+  }
+  return s;
+}
+
+PointFigures measured_figures(const Json& result, const std::string& label) {
+  PointFigures f;
+  f.step_time_s = measured_step_time_s(result, label);
+  f.spread_s = measured_step_spread_s(result, label);
+  f.worker = worker_split(result, label);
+  f.ps_busy_s = ps_busy_s(result, label);
+  f.ps0 = host_bytes(result, "ps-0", label);
+  f.worker0 = host_bytes(result, "worker-0", label);
+  return f;
+}
+
+PointFigures predicted_figures(const Json& result, const std::string& label) {
+  PointFigures f;
+  f.step_time_s = predicted_step_time_s(result, label);
+  f.worker = worker_split(result, label);
+  f.ps_busy_s = ps_busy_s(result, label);
+  f.ps0 = host_bytes(result, "ps-0", label);
+  f.worker0 = host_bytes(result, "worker-0", label);
+  return f;
+}
+
+double PointComparison::error_pct() const {
+  if (!(measured.step_time_s > 0.0)) return 0.0;
+  return (predicted.step_time_s - measured.step_time_s) / measured.step_time_s * 100.0;
+}
+
+std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points) {
+  std::vector<std::string> groups;
+  for (const auto& p : points) {
+    if (std::find(groups.begin(), groups.end(), p.kind) == groups.end()) groups.push_back(p.kind);
+  }
+  groups.push_back("all");
+  std::vector<ErrorSummary> out;
+  for (const auto& g : groups) {
+    std::vector<double> errors;
+    for (const auto& p : points) {
+      if (g == "all" || p.kind == g) errors.push_back(std::abs(p.error_pct()));
+    }
+    ErrorSummary s{.group = g, .points = errors.size()};
+    s.median_abs_error_pct = median_of(errors);
+    s.max_abs_error_pct = errors.empty() ? 0.0 : *std::max_element(errors.begin(), errors.end());
+    out.push_back(s);
+  }
+  return out;
+}
+
+bool meets_target(const ErrorSummary& overall) {
+  return overall.points > 0 && overall.median_abs_error_pct <= kTargetMedianPct &&
+         overall.max_abs_error_pct <= kTargetMaxPct;
+}
+
+Json to_json(const PointComparison& p) {
+  return {{"id", p.id},
+          {"scenario", p.scenario},
+          {"model", p.model},
+          {"strategy", p.strategy},
+          {"kind", p.kind},
+          {"rate", p.rate},
+          {"shape", p.shape},
+          {"parameter_servers", p.parameter_servers},
+          {"workers", p.workers},
+          {"pinned", p.pinned},
+          {"steps", p.steps},
+          {"warmup_steps", p.warmup_steps},
+          {"measured", figures_json(p.measured, true)},
+          {"predicted", figures_json(p.predicted, false)},
+          {"error_pct", p.error_pct()}};
+}
+
+Json to_json(const ErrorSummary& s) {
+  return {{"group", s.group},
+          {"points", s.points},
+          {"median_abs_error_pct", s.median_abs_error_pct},
+          {"max_abs_error_pct", s.max_abs_error_pct}};
+}
+
+}  // namespace ralp::validate

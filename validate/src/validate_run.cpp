@@ -1,0 +1,599 @@
+// The validation run: calibration, the grid of real and simulated runs, and their comparison.
+#include "ralp/validate/validate_run.hpp"
+
+#include <sched.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "ralp/validate/process.hpp"
+
+namespace ralp::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Link probes: payloads from 64 KiB growing 4x while one transfer takes under this long at the
+// rate, at least kMinProbeSizes of them.
+constexpr double kProbeMaxTransferS = 0.5;
+constexpr int64_t kProbeFirstSize = 65536;
+constexpr size_t kMinProbeSizes = 3;
+constexpr int kProbeRepetitions = 5;
+constexpr int kProbeRoundTrips = 200;
+// A subprocess's deadline beyond its expected time.
+constexpr double kSlackS = 90.0;
+constexpr double kSlackFactor = 4.0;
+constexpr double kSimulateTimeoutS = 300.0;
+constexpr double kCalibrateTimeoutS = 1800.0;
+constexpr size_t kFailureLines = 12;
+// A fitted goodput this far above the named rate is noise; beyond it, the rate is wrong.
+constexpr double kMaxGoodputOverRate = 1.1;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string read_loadavg() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+int affinity_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+std::string duration(double s) {
+  if (s < 60.0) return fixed(s, 0) + " s";
+  const int minutes = static_cast<int>(s / 60.0);
+  return std::to_string(minutes) + " min " + std::to_string(static_cast<int>(s) - 60 * minutes) + " s";
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::map<std::string, std::string> string_map(const Json& j) {
+  std::map<std::string, std::string> m;
+  if (!j.is_object()) return m;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_string()) m[k] = v.get<std::string>();
+  }
+  return m;
+}
+
+// The hosts a point runs on, and how to start MPI across them.
+class Hosts {
+ public:
+  virtual ~Hosts() = default;
+  virtual void shape(const LinkRate& rate) = 0;
+  // mpirun's command line for `ranks` ranks with the given pins (one per rank), before the
+  // program; `folder` takes the hostfile and agent script.
+  virtual std::vector<std::string> mpirun(int ranks, const std::vector<std::optional<int>>& pins,
+                                          const fs::path& folder) = 0;
+  // Kills whatever a failed run left on the hosts.
+  virtual void sweep() = 0;
+  [[nodiscard]] virtual int capacity() const = 0;
+};
+
+std::vector<std::string> common_mca(const std::string& network) {
+  std::vector<std::string> a = {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
+                                "--mca", "mpi_yield_when_idle", "1", "--bind-to", "none"};
+  if (!network.empty()) {
+    a.insert(a.end(), {"--mca", "btl_tcp_if_include", network, "--mca", "oob_tcp_if_include",
+                       network});
+  }
+  if (std::getenv("RALP_CLUSTER_FAULT") != nullptr) a.insert(a.end(), {"-x", "RALP_CLUSTER_FAULT"});
+  return a;
+}
+
+class NamespaceHosts final : public Hosts {
+ public:
+  explicit NamespaceHosts(int hosts, const std::string& mpirun)
+      : testbed_(own_prefix(), hosts), mpirun_(mpirun) {}
+  void shape(const LinkRate& rate) override { testbed_.shape(rate); }
+  int capacity() const override { return testbed_.hosts(); }
+  std::vector<std::string> mpirun(int ranks, const std::vector<std::optional<int>>& pins,
+                                  const fs::path& folder) override {
+    const fs::path hostfile = folder / "hosts";
+    const fs::path agent = folder / "agent.sh";
+    std::string hosts, cases;
+    for (int r = 0; r < ranks; ++r) {
+      hosts += testbed_.address(r) + " slots=1\n";
+      const std::string pin =
+          pins.at(static_cast<size_t>(r)) ? "taskset -c " + std::to_string(*pins[r]) + " " : "";
+      cases += "  " + testbed_.address(r) + ") ns=" + testbed_.host_namespace(r) + "; name=host" +
+               std::to_string(r) + "; pin=\"" + pin + "\";;\n";
+    }
+    write_text(hostfile, hosts);
+    write_text(agent,
+               "#!/bin/sh\n"
+               "# mpirun's rsh agent: runs a command on the namespace host whose address it names,\n"
+               "# with that host's own host name and, where the run pins ranks, its core.\n"
+               "while [ \"${1#-}\" != \"$1\" ]; do shift; done\n"
+               "host=\"$1\"; shift\n"
+               "case \"$host\" in\n" +
+                   cases +
+                   "  *) echo \"agent.sh: unknown host $host\" >&2; exit 1;;\n"
+                   "esac\n"
+                   "exec ip netns exec \"$ns\" unshare --uts $pin sh -c \"hostname $name; $*\"\n");
+    fs::permissions(agent, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+    std::vector<std::string> argv = in_namespace(testbed_.bridge_namespace());
+    argv.insert(argv.end(), {mpirun_, "--hostfile", hostfile.string(), "-np", std::to_string(ranks),
+                             "--mca", "plm_rsh_agent", fs::absolute(agent).string(), "--mca",
+                             "plm_rsh_no_tree_spawn", "1"});
+    const auto mca = common_mca(NamespaceTestbed::cidr());
+    argv.insert(argv.end(), mca.begin(), mca.end());
+    return argv;
+  }
+  void sweep() override {
+    // Processes a failed run left behind: kill them, keeping the namespaces.
+    for (const auto& ns : testbed_.namespaces()) {
+      ProcessResult pids = run_process({"ip", "netns", "pids", ns},
+                                       {.timeout_s = 30.0, .uninterruptible = true});
+      std::istringstream in(pids.output);
+      long pid = 0;
+      while (in >> pid) {
+        if (pid > 1) kill(static_cast<pid_t>(pid), SIGKILL);
+      }
+    }
+  }
+
+ private:
+  NamespaceTestbed testbed_;
+  std::string mpirun_;
+};
+
+class HostfileHosts final : public Hosts {
+ public:
+  HostfileHosts(const fs::path& hostfile, const std::string& network, const std::string& mpirun)
+      : network_(network), mpirun_(mpirun) {
+    std::ifstream in(hostfile);
+    if (!in) throw InputError(hostfile.string(), "", "cannot be read");
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t hash = line.find('#');
+      if (hash != std::string::npos) line.erase(hash);
+      std::istringstream words(line);
+      std::string host;
+      if (words >> host) hosts_.push_back(host);
+    }
+    if (hosts_.empty()) throw InputError(hostfile.string(), "", "lists no hosts");
+  }
+  void shape(const LinkRate&) override {}
+  int capacity() const override { return static_cast<int>(hosts_.size()); }
+  std::vector<std::string> mpirun(int ranks, const std::vector<std::optional<int>>&,
+                                  const fs::path& folder) override {
+    // One line per distinct host with its slot count: Open MPI refuses a host listed twice.
+    std::vector<std::pair<std::string, int>> slots;
+    for (int r = 0; r < ranks; ++r) {
+      const std::string& host = hosts_.at(static_cast<size_t>(r));
+      auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& s) { return s.first == host; });
+      if (it == slots.end()) {
+        slots.emplace_back(host, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    std::string text;
+    for (const auto& [host, n] : slots) text += host + " slots=" + std::to_string(n) + "\n";
+    const fs::path hostfile = folder / "hosts";
+    write_text(hostfile, text);
+    std::vector<std::string> argv = {mpirun_, "--hostfile", hostfile.string(), "-np",
+                                     std::to_string(ranks), "--map-by", "node"};
+    const auto mca = common_mca(network_);
+    argv.insert(argv.end(), mca.begin(), mca.end());
+    return argv;
+  }
+  void sweep() override {}
+
+ private:
+  std::vector<std::string> hosts_;
+  std::string network_;
+  std::string mpirun_;
+};
+
+const std::map<std::string, std::string> kMpiEnv = {{"OMPI_ALLOW_RUN_AS_ROOT", "1"},
+                                                     {"OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"}};
+
+std::vector<int64_t> probe_sizes(const LinkRate& rate) {
+  std::vector<int64_t> sizes;
+  for (int64_t s = kProbeFirstSize;; s *= 4) {
+    const bool fits = static_cast<double>(s) / rate.bytes_per_s() <= kProbeMaxTransferS;
+    if (!fits && sizes.size() >= kMinProbeSizes) break;
+    sizes.push_back(s);
+  }
+  return sizes;
+}
+
+class Runner {
+ public:
+  explicit Runner(const ValidateOptions& o) : o_(o) {}
+
+  ValidationRun run();
+
+ private:
+  void say(const std::string& line) const {
+    if (o_.progress) o_.progress(line);
+  }
+  ProfileChoice choose_profile(const std::vector<std::pair<std::string, int64_t>>& models);
+  NetworkFit calibrate_link(const LinkRate& rate);
+  PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile);
+  Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label);
+
+  const ValidateOptions& o_;
+  std::unique_ptr<Hosts> hosts_;
+  int cores_ = 1;
+};
+
+ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, int64_t>>& models) {
+  auto usable = [&](const fs::path& file, bool explicit_choice) -> std::optional<ProfileChoice> {
+    const Json p = read_json_file(file);
+    const Json provenance = p.contains("measured") && p.at("measured").is_object()
+                                ? p.at("measured").value("provenance", Json::object())
+                                : Json::object();
+    if (auto why = provenance_mismatch(o_.host, p, file.string())) {
+      if (explicit_choice) {
+        throw InputError(file.string(), "/measured/provenance",
+                         "was measured on another host or software (" + *why +
+                             "); calibrate here instead (leave out --profile)");
+      }
+      say("ralp validate: not reusing " + file.string() + ": " + *why);
+      return std::nullopt;
+    }
+    if (!explicit_choice && !profile_covers(p, models)) {
+      say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
+      return std::nullopt;
+    }
+    return ProfileChoice{.file = file,
+                         .name = p.value("name", file.stem().string()),
+                         .reused = true,
+                         .provenance = string_map(provenance)};
+  };
+  if (o_.profile) return *usable(*o_.profile, true);
+  const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t";
+  const fs::path file = o_.out / (name + ".json");
+  if (fs::exists(file)) {
+    if (auto choice = usable(file, false)) {
+      say("ralp validate: reusing " + file.string() + " (measured on this host)");
+      return *choice;
+    }
+  }
+  std::vector<std::string> argv = {o_.ralp.string(), "calibrate", "--device", "cpu", "--threads",
+                                   std::to_string(o_.threads), "--name", name, "--out",
+                                   file.string(), "--repetitions",
+                                   std::to_string(o_.calibrate_repetitions), "--min-time",
+                                   fixed(o_.calibrate_min_time_s, 3)};
+  for (const auto& [model, batch] : models) {
+    argv.insert(argv.end(), {"--model", model + ":" + std::to_string(batch)});
+  }
+  say("ralp validate: calibrating kernels: " + shell_quote(argv));
+  const ProcessResult r = run_process(
+      argv, {.timeout_s = kCalibrateTimeoutS,
+             .on_line = [this](const std::string& line) { say("  " + line); }});
+  if (r.status != 0) {
+    throw std::runtime_error("ralp calibrate failed (status " + std::to_string(r.status) +
+                             "): " + last_lines(r.output, 3));
+  }
+  auto choice = usable(file, false);
+  if (!choice) throw std::runtime_error(file.string() + ": the fresh profile does not match this host");
+  choice->reused = false;
+  return *choice;
+}
+
+NetworkFit Runner::calibrate_link(const LinkRate& rate) {
+  hosts_->shape(rate);
+  const fs::path folder = o_.out / ("link-" + rate.text);
+  fs::create_directories(folder);
+  const fs::path json = fs::absolute(folder / "probe.json");
+  std::vector<std::string> argv = hosts_->mpirun(2, {std::nullopt, std::nullopt}, folder);
+  argv.insert(argv.end(), {o_.ralp.string(), "link-probe", "--json", json.string(),
+                           "--round-trips", std::to_string(kProbeRoundTrips), "--repetitions",
+                           std::to_string(kProbeRepetitions), "--sizes"});
+  double expected = 0.0;
+  for (const int64_t s : probe_sizes(rate)) {
+    argv.push_back(std::to_string(s));
+    expected += (kProbeRepetitions + 1) * static_cast<double>(s) / rate.bytes_per_s();
+  }
+  const ProcessResult r =
+      run_process(argv, {.timeout_s = kSlackS + kSlackFactor * expected, .env = kMpiEnv});
+  hosts_->sweep();
+  if (r.status != 0 || r.timed_out) {
+    throw std::runtime_error("the link probe at " + rate.text + " failed (status " +
+                             std::to_string(r.status) + (r.timed_out ? ", timed out" : "") +
+                             "): " + last_lines(r.output, kFailureLines));
+  }
+  const LinkProbe probe = parse_link_probe(read_json_file(json), json.string());
+  NetworkFit fit = fit_network(probe, rate.bytes_per_s());
+  if (fit.bandwidth_factor > 1.0 && fit.bandwidth_factor <= kMaxGoodputOverRate) {
+    // Timing noise (and the token bucket's burst) can put a shaped link's fitted goodput a little
+    // above its rate; SimGrid takes factors up to 1.
+    say("ralp validate: link at " + rate.text + ": fitted bandwidth_factor " +
+        fixed(fit.bandwidth_factor, 4) + " is above 1; using 1");
+    fit.bandwidth_factor = 1.0;
+  }
+  write_text(folder / "fit.json", to_json(fit).dump(2) + "\n");
+  if (fit.bandwidth_factor > 1.0) {
+    throw InputError("--rates", "",
+                     "has " + rate.text + ", but the link probe moved " +
+                         fixed(fit.goodput_bytes_per_s * 8e-6, 0) +
+                         " Mbit/s: name the links' real rate");
+  }
+  say("ralp validate: link at " + rate.text + ": rtt " + fixed(fit.rtt_s * 1e6, 1) +
+      " us, goodput " + fixed(fit.goodput_bytes_per_s * 8e-6, 1) + " Mbit/s (bandwidth_factor " +
+      fixed(fit.bandwidth_factor, 4) + ", latency_factor " + fixed(fit.latency_factor, 3) + ")");
+  return fit;
+}
+
+Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std::string& label) {
+  const ProcessResult r =
+      run_process({o_.ralp.string(), "simulate", scenario.string(), "--json", json.string(),
+                   "--quiet", "--jobs", "1"},
+                  {.timeout_s = kSimulateTimeoutS});
+  if (r.status != 0) {
+    throw std::runtime_error("ralp simulate " + scenario.string() + " failed (status " +
+                             std::to_string(r.status) + "): " + last_lines(r.output, 3));
+  }
+  return only_result(read_json_file(json), label);
+}
+
+PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
+                                  const fs::path& profile) {
+  const fs::path folder = o_.out / "points" / point.id();
+  fs::create_directories(folder);
+  const Json base = read_json_file(point.scenario_file);
+  const fs::path base_dir = point.scenario_file.has_parent_path()
+                                ? point.scenario_file.parent_path()
+                                : fs::path(".");
+  DerivedSettings settings{.profile = profile, .network = fit, .steps = o_.max_steps,
+                           .warmup_steps = o_.warmup_steps};
+  const fs::path scenario = folder / "scenario.json";
+  const fs::path predicted_json = folder / "predicted.json";
+  write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
+  const double first_prediction =
+      predicted_step_time_s(simulate(scenario, predicted_json, predicted_json.string()),
+                            predicted_json.string());
+  settings.steps = plan_steps(first_prediction, o_.point_budget_s, o_.min_steps, o_.max_steps);
+  write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
+  const Json predicted = simulate(scenario, predicted_json, predicted_json.string());
+
+  const Layout layout = layout_of(point.shape, point.strategy.kind);
+  const auto pins = hosts_ ? pin_ranks(layout, cores_) : std::vector<std::optional<int>>{};
+  const bool pinned = o_.hostfile ? true : fits_cores(layout, cores_);
+  const fs::path measured_json = fs::absolute(folder / "measured.json");
+  std::vector<std::string> argv =
+      hosts_->mpirun(ranks_of(layout), o_.hostfile ? std::vector<std::optional<int>>(
+                                                         static_cast<size_t>(ranks_of(layout)))
+                                                   : pins,
+                     folder);
+  argv.insert(argv.end(), {o_.ralp.string(), "cluster", fs::absolute(scenario).string(), "--json",
+                           measured_json.string(), "--quiet", "--step-timeout",
+                           fixed(o_.step_timeout_s, 0) + "s"});
+  write_text(folder / "command.sh", shell_quote(argv) + "\n");
+  const double expected = (settings.steps + settings.warmup_steps) *
+                          predicted_step_time_s(predicted, predicted_json.string());
+  const ProcessResult r =
+      run_process(argv, {.timeout_s = kSlackS + kSlackFactor * expected, .env = kMpiEnv});
+  write_text(folder / "cluster.log", r.output);
+  hosts_->sweep();
+  if (r.status != 0 || r.timed_out) {
+    std::string why = describe_failure(r.output, layout);
+    if (why.empty()) why = last_lines(r.output, kFailureLines);
+    throw std::runtime_error("ralp cluster on " + point.id() + " failed (status " +
+                             std::to_string(r.status) + (r.timed_out ? ", timed out" : "") +
+                             "): " + why + " (log: " + (folder / "cluster.log").string() + ")");
+  }
+  const Json measured = only_result(read_json_file(measured_json), measured_json.string());
+  PointComparison c{.id = point.id(),
+                    .scenario = point.scenario_name,
+                    .model = point.model,
+                    .strategy = point.strategy.label,
+                    .kind = point.strategy.kind,
+                    .rate = point.rate.text,
+                    .shape = to_string(point.shape),
+                    .parameter_servers = layout.parameter_servers,
+                    .workers = layout.workers,
+                    .pinned = pinned,
+                    .steps = settings.steps,
+                    .warmup_steps = settings.warmup_steps};
+  c.measured = measured_figures(measured, measured_json.string());
+  c.predicted = predicted_figures(predicted, predicted_json.string());
+  return c;
+}
+
+ValidationRun Runner::run() {
+  const double start = now_s();
+  ValidationRun run;
+  run.loadavg_start = read_loadavg();
+  run.mode = o_.hostfile ? "hostfile" : "namespaces";
+  cores_ = o_.cores > 0 ? o_.cores : affinity_cores();
+  run.cores = cores_;
+  fs::create_directories(o_.out);
+
+  const auto grid = make_grid(o_.scenarios, o_.shapes, o_.rates, o_.strategies);
+  if (grid.empty()) throw InputError("ralp validate", "", "the grid has no points");
+  std::vector<std::pair<std::string, int64_t>> models;
+  int max_ranks = 2;
+  for (const auto& p : grid) {
+    const Json base = read_json_file(p.scenario_file);
+    const auto batch = base.value("batch_per_worker", int64_t{0});
+    std::pair<std::string, int64_t> m{p.model, batch};
+    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
+    max_ranks = std::max(max_ranks, ranks_of(layout_of(p.shape, p.strategy.kind)));
+  }
+
+  if (o_.hostfile) {
+    hosts_ = std::make_unique<HostfileHosts>(*o_.hostfile, o_.hostfile_network, o_.mpirun);
+    if (hosts_->capacity() < max_ranks) {
+      throw InputError(o_.hostfile->string(), "",
+                       "lists " + std::to_string(hosts_->capacity()) + " hosts, the grid needs " +
+                           std::to_string(max_ranks));
+    }
+  } else {
+    for (const auto& ns : remove_stale_namespaces()) {
+      say("ralp validate: removed " + ns + ", left by an earlier run that was killed");
+    }
+    hosts_ = std::make_unique<NamespaceHosts>(max_ranks, o_.mpirun);
+  }
+
+  run.profile = choose_profile(models);
+  say("ralp validate: profile " + run.profile.name + " (" + run.profile.file.string() + ")");
+  for (const auto& rate : o_.rates) {
+    check_interrupted();
+    run.links.push_back({rate, calibrate_link(rate)});
+  }
+  run.calibration_s = now_s() - start;
+
+  const double grid_start = now_s();
+  for (size_t i = 0; i < grid.size(); ++i) {
+    check_interrupted();
+    const GridPoint& point = grid[i];
+    const auto link = std::find_if(run.links.begin(), run.links.end(),
+                                   [&](const RateCalibration& l) { return l.rate == point.rate; });
+    hosts_->shape(point.rate);
+    const PointComparison c = run_point(point, link->fit, run.profile.file);
+    run.points.push_back(c);
+    const double per_point = (now_s() - grid_start) / static_cast<double>(i + 1);
+    say("[" + std::to_string(i + 1) + "/" + std::to_string(grid.size()) + "] " + point.id() +
+        ": measured " + fixed(c.measured.step_time_s * 1e3, 1) + " ms, predicted " +
+        fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" + (c.error_pct() >= 0 ? "+" : "") +
+        fixed(c.error_pct(), 1) + "%); ETA " +
+        duration(per_point * static_cast<double>(grid.size() - i - 1)));
+  }
+  hosts_.reset();  // the namespaces go now, before the report is written
+  run.summary = summarise(run.points);
+  run.loadavg_end = read_loadavg();
+  run.wall_s = now_s() - start;
+  return run;
+}
+
+}  // namespace
+
+std::optional<std::string> provenance_mismatch(const std::map<std::string, std::string>& host,
+                                               const Json& profile, const std::string& label) {
+  if (!profile.is_object() || !profile.contains("measured") ||
+      !profile.at("measured").is_object() || !profile.at("measured").contains("provenance")) {
+    return label + " is not a measured profile (no /measured/provenance)";
+  }
+  const auto provenance = string_map(profile.at("measured").at("provenance"));
+  for (const auto& [key, value] : host) {
+    const auto it = provenance.find(key);
+    if (it == provenance.end()) return key + " is not recorded";
+    if (it->second != value) {
+      return key + " is '" + value + "' here, '" + it->second + "' in the profile";
+    }
+  }
+  return std::nullopt;
+}
+
+bool profile_covers(const Json& profile,
+                    const std::vector<std::pair<std::string, int64_t>>& models) {
+  if (!profile.contains("measured") || !profile.at("measured").is_object()) return false;
+  const Json& e2e = profile.at("measured").value("end_to_end", Json::array());
+  for (const auto& [model, batch] : models) {
+    bool found = false;
+    for (const Json& e : e2e) {
+      if (e.is_object() && e.value("model", "") == model && e.value("batch", int64_t{0}) == batch) {
+        found = true;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::string rank_role(const Layout& layout, int rank) {
+  const int ps = scenario_parameter_servers(layout);
+  return rank < ps ? "ps-" + std::to_string(rank) : "worker-" + std::to_string(rank - ps);
+}
+
+std::string describe_failure(const std::string& output, const Layout& layout) {
+  // mpirun: "Process name: [[12345,1],2]" then "Exit code:    3".
+  static const std::regex process(R"(Process name:\s*\[\[\d+,\d+\],(\d+)\])");
+  static const std::regex code(R"(Exit code:\s*(-?\d+))");
+  static const std::regex signal(R"(exited on signal (\d+) \(([^)]*)\))");
+  // mpirun, for a rank killed by a signal: "process rank 1 with PID 0 on node host1 exited on
+  // signal 9 (Killed)".
+  static const std::regex killed(
+      R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+) \(([^)]*)\))");
+  std::smatch m;
+  if (std::regex_search(output, m, killed)) {
+    const int rank = std::stoi(m[1].str());
+    return "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) +
+           ") was killed by signal " + m[2].str() + " (" + m[3].str() + ")";
+  }
+  if (std::regex_search(output, m, process)) {
+    const int rank = std::stoi(m[1].str());
+    std::string what = "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) + ")";
+    std::smatch c;
+    if (std::regex_search(output, c, code)) return what + " exited with status " + c[1].str();
+    if (std::regex_search(output, c, signal)) {
+      return what + " was killed by signal " + c[1].str() + " (" + c[2].str() + ")";
+    }
+    return what + " failed";
+  }
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("error: rank", 0) == 0) return line.substr(7);
+  }
+  return "";
+}
+
+ValidationRun run_validation(const ValidateOptions& options) {
+  InterruptGuard guard;
+  Runner runner(options);
+  return runner.run();
+}
+
+Json to_json(const ValidationRun& run) {
+  Json links = Json::array();
+  for (const auto& l : run.links) {
+    Json j = to_json(l.fit);
+    j["rate"] = l.rate.text;
+    links.push_back(j);
+  }
+  Json points = Json::array();
+  for (const auto& p : run.points) points.push_back(to_json(p));
+  Json summary = Json::array();
+  for (const auto& s : run.summary) summary.push_back(to_json(s));
+  Json provenance = Json::object();
+  for (const auto& [k, v] : run.profile.provenance) provenance[k] = v;
+  return {{"mode", run.mode},
+          {"cores", run.cores},
+          {"command", run.command},
+          {"profile",
+           {{"name", run.profile.name},
+            {"file", run.profile.file.filename().string()},
+            {"reused", run.profile.reused},
+            {"provenance", provenance}}},
+          {"links", links},
+          {"points", points},
+          {"summary", summary},
+          {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},
+          {"loadavg_start", run.loadavg_start},
+          {"loadavg_end", run.loadavg_end},
+          {"calibration_s", run.calibration_s},
+          {"wall_s", run.wall_s}};
+}
+
+}  // namespace ralp::validate
