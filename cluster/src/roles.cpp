@@ -11,8 +11,8 @@ std::string Role::name() const {
 
 Roles::Roles(int64_t parameter_servers, int64_t workers)
     : parameter_servers_(parameter_servers), workers_(workers) {
-  if (parameter_servers < 1 || workers < 1) {
-    throw std::invalid_argument("a cluster needs at least one parameter server and one worker");
+  if (parameter_servers < 0 || workers < 1) {
+    throw std::invalid_argument("a cluster needs at least one worker and no negative count");
   }
 }
 

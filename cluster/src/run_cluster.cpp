@@ -155,6 +155,11 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
   const LayerGraph& graph = scenario.model;
   std::vector<PlannedStrategy> out;
   for (const StrategySpec& spec : specs) {
+    if (scenario.parameter_servers == 0 && spec.kind != StrategyKind::allreduce) {
+      throw InputError("--strategy", "",
+                       "'" + spec.label + "' needs a parameter server, and " + scenario.file +
+                           " has none (parameter_servers is 0)");
+    }
     PlannedStrategy planned{spec, std::nullopt};
     if (spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid) {
       const std::optional<std::string> name = options.cut ? options.cut : spec.cut;

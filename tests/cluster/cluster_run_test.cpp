@@ -215,6 +215,29 @@ TEST(ClusterRun, AllConvStrategiesAgreeWithMpiAllreduceAndBatchedHead) {
 }
 
 // The synthetic classes can be learned: over nine steps the loss falls clearly.
+// A pure all-reduce cluster needs no parameter server: two ranks, both workers.
+TEST(ClusterRun, AllreduceWithoutAParameterServer) {
+  const TempDir dir;
+  const std::string file = (dir.path / "workers-only.json").string();
+  std::ofstream(file) << R"({"name": "workers-only", "model": "cifar_allconv", "batch_per_worker": 4,
+      "cluster": {"workers": 2, "parameter_servers": 0, "worker_device": "cpu-core",
+                  "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
+      "strategies": ["allreduce"], "steps": 2, "warmup_steps": 1, "seed": 5,
+      "training": {"step_timeout": "20s"}})";
+  const std::string json = (dir.path / "measured.json").string();
+  const auto result = run_command(mpirun(2, file + " --quiet --json " + json));
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  const Json run = read_json_file(json);
+  const Json& r = run["results"][0];
+  ASSERT_EQ(r["hosts"].size(), 2u);
+  EXPECT_EQ(r["hosts"][0]["name"], "worker-0");
+  EXPECT_GT(r["hosts"][0]["bytes_out"].get<double>(), 0.0);
+  // A strategy that needs a parameter server is refused on every rank.
+  const auto ps = run_command(mpirun(2, file + " --quiet --strategy ps"));
+  EXPECT_EQ(ps.status, 2);
+  EXPECT_NE(ps.err.find("needs a parameter server"), std::string::npos) << ps.err;
+}
+
 TEST(ClusterRun, AllConvLossFalls) {
   const TempDir dir;
   const std::string json = (dir.path / "measured.json").string();

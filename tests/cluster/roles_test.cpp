@@ -18,7 +18,11 @@ TEST(Roles, PsFirstThenWorkers) {
   EXPECT_EQ(roles.describe(3), "rank 3 (worker-1)");
   EXPECT_EQ(roles.describe(0), "rank 0 (ps-0)");
   EXPECT_THROW((void)roles.of(5), std::out_of_range);
-  EXPECT_THROW(Roles(0, 2), std::invalid_argument);
+  EXPECT_THROW(Roles(1, 0), std::invalid_argument);
+  // A pure all-reduce cluster has no parameter server: worker-0 is rank 0.
+  const Roles workers_only(0, 2);
+  EXPECT_EQ(workers_only.ranks(), 2);
+  EXPECT_EQ(workers_only.of(0), (Role{Role::Kind::worker, 0}));
 }
 
 }  // namespace
