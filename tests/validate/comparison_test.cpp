@@ -124,8 +124,9 @@ TEST(Failures, NamesTheRankMpirunReports) {
                              Layout{1, 2}),
             "rank 1 (worker-0) was killed by signal 9 (Killed)");
   EXPECT_EQ(describe_failure("nothing useful\n", Layout{1, 1}), "");
-  EXPECT_EQ(rank_role(Layout{0, 2}, 0), "ps-0");
-  EXPECT_EQ(rank_role(Layout{0, 2}, 2), "worker-1");
+  EXPECT_EQ(rank_role(Layout{0, 2}, 0), "worker-0");
+  EXPECT_EQ(rank_role(Layout{0, 2}, 1), "worker-1");
+  EXPECT_EQ(rank_role(Layout{1, 2}, 0), "ps-0");
 }
 
 TEST(Profiles, ReusedOnlyWhenTheHostMatches) {

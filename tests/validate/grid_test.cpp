@@ -38,8 +38,8 @@ TEST(Shapes, Layouts) {
   EXPECT_EQ(layout_of(Shape::two_node, "allreduce"), (Layout{0, 2}));
   EXPECT_EQ(layout_of(Shape::ps_two_workers, "ralp"), (Layout{1, 2}));
   EXPECT_EQ(layout_of(Shape::ps_two_workers, "allreduce"), (Layout{0, 2}));
-  // An allreduce layout still has ps-0 in the scenario: 3 ranks.
-  EXPECT_EQ(ranks_of(Layout{0, 2}), 3);
+  // An allreduce layout is workers only: 2 ranks.
+  EXPECT_EQ(ranks_of(Layout{0, 2}), 2);
   EXPECT_EQ(ranks_of(Layout{1, 1}), 2);
   EXPECT_EQ(parse_shape("1ps-2w"), Shape::ps_two_workers);
   EXPECT_EQ(to_string(Shape::two_node), "2-node");
@@ -49,8 +49,8 @@ TEST(Shapes, Layouts) {
 TEST(Shapes, PinsEachComputingRankToItsOwnCoreWhenTheyFit) {
   using Pins = std::vector<std::optional<int>>;
   EXPECT_EQ(pin_ranks(Layout{1, 1}, 2), (Pins{0, 1}));
-  // The idle ps-0 of an allreduce run is not pinned; the workers get cores 0 and 1.
-  EXPECT_EQ(pin_ranks(Layout{0, 2}, 2), (Pins{std::nullopt, 0, 1}));
+  // The two workers of an allreduce run get cores 0 and 1.
+  EXPECT_EQ(pin_ranks(Layout{0, 2}, 2), (Pins{0, 1}));
   // Three computing ranks on two cores: nobody is pinned.
   EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{std::nullopt, std::nullopt, std::nullopt}));
   EXPECT_FALSE(fits_cores(Layout{1, 2}, 2));
@@ -96,7 +96,7 @@ TEST(Grid, DerivedScenarioCarriesTheCalibration) {
                                   {.profile = profile, .network = fit, .steps = 7, .warmup_steps = 1});
   EXPECT_EQ(s["name"], "cifar-alexnet-1ps-2w_allreduce_100mbit_2-node");
   EXPECT_EQ(s["cluster"]["workers"], 2);
-  EXPECT_EQ(s["cluster"]["parameter_servers"], 1);
+  EXPECT_EQ(s["cluster"]["parameter_servers"], 0);  // all-reduce: workers only
   EXPECT_DOUBLE_EQ(s["cluster"]["platform"]["nic_bandwidth"].get<double>(), 12.5e6);
   EXPECT_DOUBLE_EQ(s["cluster"]["platform"]["latency"].get<double>(), 20e-6);
   EXPECT_DOUBLE_EQ(s["network_model"]["bandwidth_factor"].get<double>(), 0.95);

@@ -43,7 +43,7 @@ Layout layout_of(Shape shape, const std::string& strategy_kind) {
   return {};
 }
 
-int scenario_parameter_servers(const Layout& layout) { return std::max(1, layout.parameter_servers); }
+int scenario_parameter_servers(const Layout& layout) { return layout.parameter_servers; }
 
 int ranks_of(const Layout& layout) { return scenario_parameter_servers(layout) + layout.workers; }
 
@@ -54,10 +54,7 @@ bool fits_cores(const Layout& layout, int cores) {
 std::vector<std::optional<int>> pin_ranks(const Layout& layout, int cores) {
   std::vector<std::optional<int>> pins(static_cast<size_t>(ranks_of(layout)));
   if (!fits_cores(layout, cores)) return pins;
-  int next = 0;
-  // Rank 0 is ps-0; it computes only when the layout has a PS.
-  const int first_computing = layout.parameter_servers > 0 ? 0 : 1;
-  for (size_t r = static_cast<size_t>(first_computing); r < pins.size(); ++r) pins[r] = next++;
+  for (size_t r = 0; r < pins.size(); ++r) pins[r] = static_cast<int>(r);
   return pins;
 }
 

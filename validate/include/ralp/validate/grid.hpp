@@ -29,8 +29,8 @@ struct Layout {
 };
 Layout layout_of(Shape shape, const std::string& strategy_kind);
 
-// Scenarios have at least one parameter server (ps-0 is rank 0): an allreduce layout without
-// one still gets ps-0, whose rank only waits for the run to end. These are the ranks mpirun starts.
+// The parameter servers the derived scenario has (none for an allreduce layout: a pure
+// all-reduce cluster is workers only) and the ranks mpirun starts.
 int scenario_parameter_servers(const Layout& layout);
 int ranks_of(const Layout& layout);
 
