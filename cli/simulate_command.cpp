@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/simulation_limits.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "text_table.hpp"
@@ -112,6 +113,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->callback([&action, options] {
     action = [options] {
       const Scenario scenario = load_scenario(options->scenario);
+      check_simulation_limits(scenario);
       check_output_path("--json", options->json);
       check_output_path("--csv", options->csv);
       check_output_path("--trace", options->trace);
