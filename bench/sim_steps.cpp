@@ -1,9 +1,13 @@
-// Benchmark: wall time per simulated step of VGG-16 under ps, ralp (cut at fc6) and allreduce on
-// a 10 Gbps star, for 8 to 1024 workers; each simulation in its own process, as ralp runs them.
-// The reference measured in the same run is the message-level ring beside the coalesced one.
+// Benchmark: wall time per simulated step and peak memory of VGG-16 under ps, ralp (cut at fc6)
+// and allreduce on a 10 Gbps star, for 8 to 16,384 workers; each simulation in its own process,
+// as ralp runs them. The reference measured in the same run is the message-level ring beside the
+// coalesced one.
 //
 //   build/bench/sim_steps [--max-workers N] [--steps K] [--network tcp|ideal]
+#include <sys/resource.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -34,10 +38,57 @@ ralp::Scenario scenario(int workers, int steps, const std::string& network) {
   return ralp::parse_scenario(ralp::parse_json_text(text, "bench"), "bench", ".");
 }
 
+struct Row {
+  double wall_per_step = 0.0;
+  double simulated_step = 0.0;
+  double cpu_per_step = 0.0;  // user + system time of the simulation's processes
+  double peak_mib = 0.0;  // the largest resident set of the simulation's processes
+};
+
+// Runs one simulation in a child process, so that its peak memory is its own.
+Row measure(const ralp::Scenario& s, const ralp::StrategySpec& strategy, int steps) {
+  int fds[2];
+  if (pipe(fds) != 0) std::abort();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const auto cut =
+        strategy.kind == ralp::StrategyKind::ralp ? s.model.find("fc6") : std::nullopt;
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = ralp::sim::simulate_isolated(s, strategy, cut, {});
+    Row row;
+    row.wall_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                            .count() / static_cast<double>(steps + 1);
+    row.simulated_step = r.step_time_mean_s;
+    if (write(fds[1], &row, sizeof row) != static_cast<ssize_t>(sizeof row)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  Row row;
+  const bool got = read(fds[0], &row, sizeof row) == static_cast<ssize_t>(sizeof row);
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);  // the child's and its waited-for children's peak
+  if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "sim_steps: the simulation of %s failed\n", strategy.label.c_str());
+    std::exit(1);
+  }
+  constexpr double kKiBPerMiB = 1024.0;
+  row.peak_mib = static_cast<double>(usage.ru_maxrss) / kKiBPerMiB;  // ru_maxrss is in KiB
+  const auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  row.cpu_per_step =
+      (seconds(usage.ru_utime) + seconds(usage.ru_stime)) / static_cast<double>(steps + 1);
+  return row;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  int max_workers = 1024;
+  int max_workers = 16384;
   int steps = 2;
   std::string network = "tcp";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -51,8 +102,8 @@ int main(int argc, char** argv) {
               network.c_str());
   std::printf("machine: %s %s, load %s; %d simulated steps (1 warm-up + %d) per run\n",
               host.sysname, host.machine, loadavg().c_str(), steps + 1, steps);
-  std::printf("%8s  %-18s  %14s  %16s  %10s\n", "workers", "strategy", "wall/step (s)",
-              "simulated step", "vs coalesced");
+  std::printf("%8s  %-18s  %14s  %13s  %16s  %12s  %9s\n", "workers", "strategy",
+              "wall/step (s)", "cpu/step (s)", "simulated step", "vs coalesced", "peak MiB");
   for (int workers = 8; workers <= max_workers; workers *= (workers < 64 ? 8 : 4)) {
     const ralp::Scenario s = scenario(workers, steps, network);
     double coalesced = 0.0;
@@ -60,17 +111,14 @@ int main(int argc, char** argv) {
       const auto& strategy = s.strategies[i];
       // The message-level ring costs 2(W-1) messages per worker and buffer: skip it past 256.
       if (strategy.label == "allreduce-message" && workers > 256) continue;
-      const auto cut = strategy.kind == ralp::StrategyKind::ralp ? s.model.find("fc6")
-                                                                 : std::nullopt;
-      const auto start = std::chrono::steady_clock::now();
-      const auto r = ralp::sim::simulate_isolated(s, strategy, cut, {});
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                              .count() / static_cast<double>(steps + 1);
+      const Row row = measure(s, strategy, steps);
+      const double wall = row.wall_per_step;
       if (strategy.label == "allreduce") coalesced = wall;
       char ratio[32] = "";
       if (strategy.label == "allreduce-message") std::snprintf(ratio, sizeof ratio, "%.1fx", wall / coalesced);
-      std::printf("%8d  %-18s  %14.3f  %14.3f s  %10s\n", workers, strategy.label.c_str(), wall,
-                  r.step_time_mean_s, ratio);
+      std::printf("%8d  %-18s  %14.3f  %13.3f  %14.3f s  %12s  %9.0f\n", workers,
+                  strategy.label.c_str(), wall, row.cpu_per_step, row.simulated_step, ratio,
+                  row.peak_mib);
       std::fflush(stdout);
     }
   }

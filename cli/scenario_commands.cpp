@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/simulation_limits.hpp"
 #include "text_table.hpp"
 
 namespace ralp::cli {
@@ -24,6 +25,7 @@ void add_scenario_commands(CLI::App& app, Action& action) {
     action = [options] {
       for (const auto& file : options->files) {
         const Scenario s = load_scenario(file);
+        check_simulation_limits(s);
         if (options->json) {
           std::cout << scenario_to_json(s).dump(2) << '\n';
           continue;

@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/scenario_overrides.hpp"
+#include "ralp/core/simulation_limits.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/sim/verdict.hpp"
@@ -166,6 +167,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       const DeviceProfile* devices[] = {&scenario.worker_device, &scenario.ps_device};
       const auto w = foreign_host_warning(devices, this_machine_cpu_model());
       if (w) std::cerr << *w << '\n';
+      check_simulation_limits(scenario);
       check_output_path("--json", options->json);
       check_output_path("--csv", options->csv);
       check_output_path("--trace", options->trace);

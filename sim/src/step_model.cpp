@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <malloc.h>
 #include <memory>
 #include <stdexcept>
 
@@ -38,6 +39,7 @@ using schedule::Stream;
 
 // Actors' stacks: deep enough for SimGrid's internals, small enough for thousands of actors.
 constexpr int kActorStackKiB = 256;
+constexpr int kBytesPerKiB = 1024;
 
 // A stream's operations, by index into the role's list.
 struct StreamOps {
@@ -431,6 +433,13 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
   char* argv[] = {program, quiet, nullptr};
   sg4::Engine engine(&argc, argv);
   sg4::Engine::set_config("contexts/stack-size", kActorStackKiB);
+  // A guarded stack costs the kernel two memory mappings, and vm.max_map_count (65,530 by
+  // default) then stops the run near 32,000 actors. Unguarded stacks come from calloc: at or
+  // above glibc's mmap threshold, fixed here, each is a fresh zero mapping whose pages are
+  // touched only as used (and which the kernel merges with its neighbours), instead of zeroed
+  // heap memory.
+  sg4::Engine::set_config("contexts/guard-size", 0);
+  mallopt(M_MMAP_THRESHOLD, kActorStackKiB * kBytesPerKiB);
   configure_network_model(scenario.network_model);
   World world(scenario, schedule, build_platform(engine, scenario), options);
 

@@ -114,5 +114,78 @@ TEST(ClosedForm, RalpTrafficIgnoresTheHeadsSizeButPsTrafficDoesNot) {
   EXPECT_GT(run(4000, "ps"), 10 * run(100, "ps"));
 }
 
+TEST(ClosedForm, SeveralShardsWithLatencyShareEachNicExactly) {
+  // Three shards placed greedily: fc1's 4 MB weight on ps-0, fc2's and fc3's 2 MB on ps-1 and
+  // ps-2; 4 workers; every NIC has 60 us latency, so a route costs L = 120 us. ps-0 is the
+  // bottleneck both ways: pulls 4 x (4 MB + 24 B) / 1 GB/s + L, pushes the same, then ps-0 tells
+  // the other shards the step is complete (one header, + L): 2 x 16.120096 + 0.120024 ms.
+  const std::string model = R"({"name": "m", "input": [1000, 1, 1], "layers": [
+      {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "fc2", "type": "fc", "out_features": 500, "bias": false},
+      {"name": "fc3", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const Scenario s = scenario_from(
+      R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
+      "parameter_servers": 3, "worker_device": )" + kInstantDevice + R"(, "ps_device": )" +
+      kInstantDevice + R"(, "platform": {"kind": "star", "nic_bandwidth": "800Gbps",
+      "ps_nic": {"bandwidth": "8Gbps"}, "latency": "60us"}}, "network_model": "ideal",
+      "strategies": [{"name": "ps", "sharding": "greedy"}])");
+  const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_in, 4 * (4e6 + 24) + 2 * 24);
+  const double expected = 2 * (4 * (4e6 + 24) / 1e9 + 120e-6) + (24 / 1e9 + 120e-6);
+  // The tiny step_done headers share ps-0's links for nanoseconds.
+  EXPECT_LT(relative_error(r.step_time_mean_s, expected), 1e-5) << r.step_time_mean_s;
+}
+
+// Ring all-reduce of one 4 MB buffer among 4 workers at 1 GB/s, compressed: the buffer is
+// encoded once before the ring and decoded once after, each 4 MB / 1 GB/s = 4 ms, and the ring
+// sends 2 (W - 1) = 6 compressed chunks of 1 MB raw each.
+double compressed_ring_step(const std::string& compression, const char* ring) {
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
+      "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star",
+      "nic_bandwidth": "8Gbps", "latency": 0}}, "network_model": "ideal",
+      "compression": )" + compression + R"(, "strategies": [{"name": "allreduce", "cycle_time": 0,
+      "ring_model": ")" + ring + R"("}])");
+  return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {}).step_time_mean_s;
+}
+
+TEST(ClosedForm, CompressedRingEncodesOnceAndDecodesOnce) {
+  struct Case {
+    const char* compression;
+    double chunk_bytes;  // one 1 MB chunk on the wire, header included
+  };
+  const Case cases[] = {
+      {R"({"kind": "fp16", "encode_rate": "1GB/s"})", 500000 + 24},  // half
+      {R"({"kind": "int8", "encode_rate": "1GB/s"})", 250000 + 4 + 24},  // a quarter + scale
+      // 1% of 250,000 values, each with a 4-byte index: 2,500 x 8 bytes.
+      {R"({"kind": "topk", "ratio": 0.01, "encode_rate": "1GB/s"})", 20000 + 24},
+  };
+  for (const Case& c : cases) {
+    for (const char* ring : {"message", "coalesced"}) {
+      const double expected = 4e-3 + 6 * c.chunk_bytes / 1e9 + 4e-3;
+      const double step = compressed_ring_step(c.compression, ring);
+      EXPECT_LT(relative_error(step, expected), 1e-4) << c.compression << ", " << ring << ": " << step;
+    }
+  }
+}
+
+TEST(ClosedForm, GpuParameterServerCopiesShareItsPcieLink) {
+  // A GPU PS with 1 GB/s PCIe, 4 CPU workers, NICs of 1 TB/s. Per step the PS copies the 4 MB
+  // group to the host once for the 4 pulls (4 ms), the pulls and then the pushes cross its NIC
+  // (4 x 4 MB / 1 TB/s = 16 us each way), and the 4 pushed gradients cross the one PCIe link
+  // one after another: 4 x 4 MB / 1 GB/s = 16 ms. 20.032 ms in all; 8.032 if copies overlapped.
+  const std::string gpu = R"({"name": "instant-gpu", "kind": "gpu", "peak_flops": 1e30,
+      "memory_bandwidth": 1e30, "pcie_bandwidth": "1GB/s"})";
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
+      "worker_device": )" + kInstantDevice + R"(, "ps_device": )" + gpu + R"(,
+      "platform": {"kind": "star", "nic_bandwidth": "8000Gbps", "latency": 0}},
+      "network_model": "ideal", "strategies": ["ps"])");
+  const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  const double expected = 4e6 / 1e9 + 2 * 4 * (4e6 + 24) / 1e12 + 4 * 4e6 / 1e9;
+  EXPECT_LT(relative_error(r.step_time_mean_s, expected), 1e-6) << r.step_time_mean_s;
+}
+
 }  // namespace
 }  // namespace ralp

@@ -1,6 +1,7 @@
 // Outputs: results survive JSON, the CLI's JSON/CSV/trace files are well formed and the same
 // scenario and seed give the same bytes.
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,35 @@ TEST(Outputs, UnwritableOutputStopsBeforeSimulating) {
             "error: --json: names /nonexistent-folder/r.json, whose folder /nonexistent-folder "
             "does not exist\n");
   EXPECT_EQ(result.out, "");
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(Outputs, MoreWorkersThanTheSimulatorRunsAreRefusedUpFront) {
+  // One worker past the limit: refused in one line, exit 2, before any simulation starts.
+  const auto file = std::filesystem::temp_directory_path() / "ralp-too-many-workers.json";
+  {
+    std::ofstream out(file);
+    out << R"({"name": "big", "model": )" << testing::fc_model(10, 10)
+        << R"(, "batch_per_worker": 1, "cluster": {"workers": 16385, "worker_device": "v100",
+        "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "5us"}},
+        "strategies": ["ps"]})";
+  }
+  const std::string expected =
+      "error: " + file.string() +
+      ": /cluster/workers is 16385, expected at most 16384 (the simulator's limit: each worker "
+      "costs SimGrid actors and their stacks)\n";
+  for (const char* command : {" simulate ", " scenario check "}) {
+    const auto result = testing::run_command(testing::ralp_binary() + command + file.string());
+    EXPECT_EQ(result.status, 2) << command;
+    EXPECT_EQ(result.err, expected) << command;
+    EXPECT_EQ(result.out, "") << command;
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace
