@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   add_simulate_command(app, action);
   add_calibrate_command(app, action);
   add_cluster_command(app, action);
+  add_place_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "text_table.hpp"
@@ -81,8 +82,8 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
       std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
     }
     if (!r.cut_search.empty()) {
-      std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of "
-                << r.cut_search.size() << " cuts simulated\n";
+      std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of the "
+                << r.cut_search.size() << " best analytic cuts simulated (ralp place shows the ranking)\n";
     }
   }
 }
@@ -122,7 +123,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (!options->quiet && isatty(STDERR_FILENO)) {
         sim_options.progress = [](const std::string& line) { std::cerr << "\r" << line << "\033[K"; };
       }
-      const sim::ScenarioResult result = sim::simulate_scenario(scenario, sim_options);
+      // Cut "auto" is resolved by the placement search, as `ralp cluster` resolves it.
+      const sim::ScenarioResult result = sim::simulate_scenario(
+          scenario, placement::resolve_cuts(scenario, sim_options), sim_options);
       if (sim_options.progress) std::cerr << "\r\033[K";
       const bool table_on_stdout = options->json != "-" && options->csv != "-";
       if (table_on_stdout) print_table(scenario, result);
