@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ralp/placement/analytic.hpp"
+#include "ralp/placement/plans.hpp"
 #include "ralp/schedule/step_plan.hpp"
 
 namespace ralp::placement {
@@ -49,18 +50,12 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
     return out;
   }
   out.searched = true;
-  const std::vector<Candidate> all = candidates(scenario, spec);
-  if (all.empty()) {
+  if (scenario.model.cut_points().empty()) {
     throw InputError(scenario.file, "/strategies",
                      "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                          scenario.model.name() + " has no valid cut");
   }
-  for (const Candidate& c : all) {
-    out.ranking.push_back({c, estimate_strategy(scenario, spec, c.cut).step_time_s, std::nullopt});
-  }
-  // Fastest analytic first; ties to the earlier cut, so the order is deterministic.
-  std::stable_sort(out.ranking.begin(), out.ranking.end(),
-                   [](const RankedCut& a, const RankedCut& b) { return a.analytic_s < b.analytic_s; });
+  out.ranking = rank_cuts(scenario, spec);
   const size_t k = std::min(out.ranking.size(), static_cast<size_t>(options.top_k));
   std::vector<std::optional<LayerId>> cuts;
   for (size_t i = 0; i < k; ++i) cuts.emplace_back(out.ranking[i].candidate.cut);
@@ -129,11 +124,31 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
 
 std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy) {
   std::vector<Candidate> out;
-  for (const LayerId cut : scenario.model.cut_points()) {
-    const schedule::StepPlan plan = schedule::make_step_plan(scenario, strategy, cut);
+  const std::vector<LayerId> cuts = scenario.model.cut_points();
+  if (cuts.empty()) return out;
+  const CutPlans plans(scenario, strategy);
+  for (const LayerId cut : cuts) {
+    const schedule::StepPlan plan = plans.plan_at(cut);
     out.push_back({cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
                    plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes});
   }
+  return out;
+}
+
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy) {
+  const std::vector<LayerId> cuts = scenario.model.cut_points();
+  std::vector<RankedCut> out;
+  if (cuts.empty()) return out;
+  const CutPlans plans(scenario, strategy);
+  for (const LayerId cut : cuts) {
+    const schedule::StepPlan plan = plans.plan_at(cut);
+    const Candidate c{cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
+                      plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes};
+    out.push_back({c, estimate_step(scenario, plan).step_time_s, std::nullopt});
+  }
+  // Fastest analytic first; ties to the earlier cut, so the order is deterministic.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedCut& a, const RankedCut& b) { return a.analytic_s < b.analytic_s; });
   return out;
 }
 

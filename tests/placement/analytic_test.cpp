@@ -4,6 +4,7 @@
 
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
+#include "ralp/placement/plans.hpp"
 
 namespace ralp {
 namespace {
@@ -89,6 +90,34 @@ TEST(Analytic, RalpSendsActivationsAndGetsABareHeaderBack) {
   const double in = 4 * (8 * (4000 + 4) + 24) / 1e9;
   const double back = 4 * 24 / 1e9;
   EXPECT_NEAR(step(s, s.model.find("fc")), in + back, 1e-12);
+}
+
+TEST(CutPlans, EveryCutsPlanEstimatesAsMakeStepPlansDoes) {
+  for (const char* sharding : {"round_robin", "greedy"}) {
+    for (const char* strategy : {"ralp", "hybrid"}) {
+      const std::string text = R"({"name": "t", "model": "googlenet", "batch_per_worker": 16,
+          "cluster": {"workers": 4, "parameter_servers": 2, "worker_device": "v100",
+          "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "50us"}},
+          "strategies": [{"name": ")" + std::string(strategy) + R"(", "cut": "auto", "sharding": ")" +
+                               sharding + R"("}]})";
+      const Scenario s = parse_scenario(parse_json_text(text, "t.json"), "t.json", RALP_TEST_DATA_DIR);
+      const placement::CutPlans plans(s, s.strategies[0]);
+      for (const LayerId cut : s.model.cut_points()) {
+        const auto fast = plans.plan_at(cut);
+        const auto full = schedule::make_step_plan(s, s.strategies[0], cut);
+        ASSERT_EQ(fast.boundary_bytes, full.boundary_bytes) << cut;
+        ASSERT_EQ(fast.activation_grad_bytes, full.activation_grad_bytes) << cut;
+        ASSERT_EQ(fast.groups_by_layer, full.groups_by_layer) << cut;
+        ASSERT_EQ(fast.tensors, full.tensors) << cut;
+        ASSERT_EQ(fast.tail_param_bytes, full.tail_param_bytes) << cut;
+        ASSERT_EQ(fast.head_param_bytes, full.head_param_bytes) << cut;
+        ASSERT_DOUBLE_EQ(fast.head_micro_batch.value(), full.head_micro_batch.value()) << cut;
+        ASSERT_DOUBLE_EQ(fast.head_full_batch.value(), full.head_full_batch.value()) << cut;
+        ASSERT_DOUBLE_EQ(placement::estimate_step(s, fast).step_time_s,
+                         placement::estimate_step(s, full).step_time_s) << cut;
+      }
+    }
+  }
 }
 
 }  // namespace

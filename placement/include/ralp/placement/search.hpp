@@ -27,6 +27,11 @@ struct Candidate {
 // Every valid cut of the model (LayerGraph::cut_points), each once, in layer order.
 std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy);
 
+// Every candidate of a ralp or hybrid strategy with its analytic step time, fastest first (ties
+// to the earlier cut).
+struct RankedCut;
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy);
+
 // Simulates strategies: the search's only view of the event simulator, so that tests can
 // substitute a fake. Returns the mean step time in seconds of each cut (nullopt for strategies
 // without one), in the order given.
