@@ -4,13 +4,17 @@
 // shipped ResNet-50 (16 workers) and Inception-v3 (8 workers) searches; and one analytic step of
 // VGG-16 on 65,536 workers per strategy.
 //
-//   build/bench/place [--jobs N] [--no-brute] [--brute-dag]
+// With --shipped, also every shipped scenario's cut "auto" searched and brute-forced.
+//
+//   build/bench/place [--jobs N] [--no-brute] [--brute-dag] [--shipped]
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -67,6 +71,7 @@ int main(int argc, char** argv) {
   int jobs = static_cast<int>(std::thread::hardware_concurrency());
   bool brute = true;
   bool brute_dag = false;
+  bool shipped = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
       jobs = std::atoi(argv[++i]);
@@ -74,8 +79,10 @@ int main(int argc, char** argv) {
       brute = false;
     } else if (std::strcmp(argv[i], "--brute-dag") == 0) {
       brute_dag = true;
+    } else if (std::strcmp(argv[i], "--shipped") == 0) {
+      shipped = true;
     } else {
-      std::fprintf(stderr, "usage: place [--jobs N] [--no-brute] [--brute-dag]\n");
+      std::fprintf(stderr, "usage: place [--jobs N] [--no-brute] [--brute-dag] [--shipped]\n");
       return 2;
     }
   }
@@ -124,6 +131,39 @@ int main(int argc, char** argv) {
     const Scenario s = ralp::load_scenario(std::string(RALP_SOURCE_DIR) + "/" + file);
     const double t = seconds_of([&] { (void)ralp::placement::resolve_cuts(s, options); });
     std::printf("  %-48s %.3f s\n", file, t);
+  }
+
+  if (shipped) {
+    std::printf("\nshipped scenarios, cut \"auto\": the search's cut against brute force\n");
+    std::vector<std::filesystem::path> files;
+    for (const char* folder : {"scenarios/paper", "scenarios/modern"}) {
+      for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(RALP_SOURCE_DIR) / folder)) {
+        files.push_back(e.path());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      Scenario s = ralp::load_scenario(file);
+      std::erase_if(s.strategies, [](const ralp::StrategySpec& spec) {
+        return !(spec.kind == ralp::StrategyKind::ralp || spec.kind == ralp::StrategyKind::hybrid) ||
+               spec.cut;
+      });
+      if (s.strategies.empty()) continue;
+      const auto brute_force = ralp::sim::resolve_cuts(s, options);
+      const auto searched = ralp::placement::resolve_cuts(s, options);
+      for (size_t i = 0; i < brute_force.size(); ++i) {
+        double best = brute_force[i].search.front().step_time_mean_s;
+        for (const auto& t : brute_force[i].search) best = std::min(best, t.step_time_mean_s);
+        double chosen = 0.0;
+        for (const auto& t : searched[i].search) {
+          if (t.cut == s.model.layer(*searched[i].cut).name()) chosen = t.step_time_mean_s;
+        }
+        std::printf("  %-30s %-8s brute force %10.3f ms, search %10.3f ms (%+.2f%%, cut %s)\n",
+                    file.stem().c_str(), s.strategies[i].label.c_str(), 1e3 * best, 1e3 * chosen,
+                    100.0 * (chosen - best) / best, s.model.layer(*searched[i].cut).name().c_str());
+        std::fflush(stdout);
+      }
+    }
   }
 
   std::printf("\nanalytic step of VGG-16 on 65,536 workers:\n");

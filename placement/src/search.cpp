@@ -155,6 +155,14 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
 std::vector<StrategyPlacement> resolve_auto_cuts(const Scenario& scenario, StepEvaluator& evaluator,
                                                  const PlaceOptions& options) {
   check_options(options);
+  // Bad input first, before any simulation runs.
+  for (const StrategySpec& spec : scenario.strategies) {
+    if (has_cut(spec) && !spec.cut && scenario.model.cut_points().empty()) {
+      throw InputError(scenario.file, "/strategies",
+                       "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
+                           scenario.model.name() + " has no valid cut");
+    }
+  }
   std::vector<StrategyPlacement> out;
   for (const StrategySpec& spec : scenario.strategies) {
     out.push_back(place_strategy(scenario, spec, evaluator, options));

@@ -108,6 +108,17 @@ TEST(Search, TopKBelowOneIsBadInput) {
   EXPECT_THROW(placement::place(s, fake, {.top_k = 0}), InputError);
 }
 
+TEST(Search, AModelWithoutACutIsBadInputBeforeAnySimulation) {
+  const std::string text = R"({"name": "t", "model": {"name": "m", "input": [10, 1, 1], "layers":
+      [{"name": "loss", "type": "softmax_cross_entropy"}]}, "batch_per_worker": 4,
+      "cluster": {"workers": 2, "worker_device": "v100", "platform": {"kind": "star",
+      "nic_bandwidth": "10Gbps", "latency": "50us"}}, "strategies": ["ps", {"name": "ralp", "cut": "auto"}]})";
+  const Scenario s = parse_scenario(parse_json_text(text, "t.json"), "t.json", RALP_TEST_DATA_DIR);
+  FakeEvaluator fake;
+  EXPECT_THROW(placement::place(s, fake, {}), InputError);
+  EXPECT_TRUE(fake.asked.empty());
+}
+
 TEST(Search, ThresholdOutOfRangeIsBadInput) {
   EXPECT_THROW(vgg_scenario(R"(, "placement": {"split_threshold": 1.5})"), InputError);
 }

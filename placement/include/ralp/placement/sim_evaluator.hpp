@@ -24,4 +24,11 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
                                                 const sim::SimulateOptions& options,
                                                 const PlaceOptions& place = {});
 
+// The scenario at analytic fidelity (`ralp simulate --fidelity analytic`): every strategy's step
+// time from the analytic model, cut "auto" at the analytic ranking's best, for clusters too large
+// to simulate event by event. Results carry step times, images/s, speedups and compute sources;
+// no per-host traffic, links, splits or timeline. Throws InputError when a strategy with cut
+// "auto" has no valid cut.
+sim::ScenarioResult analytic_scenario(const Scenario& scenario);
+
 }  // namespace ralp::placement
