@@ -104,17 +104,26 @@ int main(int argc, char** argv) {
               "brute force", "search's cut / brute force's");
   const auto row = [&](const std::string& name, const Scenario& s, bool with_brute) {
     const double rank = seconds_of([&] { rank_all(s); });
-    std::optional<ralp::LayerId> chosen;
-    const double search = seconds_of([&] { chosen = ralp::placement::resolve_cuts(s, options).front().cut; });
+    ralp::sim::ResolvedStrategy chosen;
+    const double search = seconds_of([&] { chosen = ralp::placement::resolve_cuts(s, options).front(); });
+    const std::string name_chosen = s.model.layer(*chosen.cut).name();
+    double chosen_s = 0.0;
+    for (const auto& t : chosen.search) {
+      if (t.cut == name_chosen) chosen_s = t.step_time_mean_s;
+    }
     std::string brute_text = "-";
-    std::string cuts = s.model.layer(*chosen).name();
+    std::string cuts = name_chosen;
     if (with_brute) {
-      std::optional<ralp::LayerId> best;
-      const double b = seconds_of([&] { best = ralp::sim::resolve_cuts(s, options).front().cut; });
+      ralp::sim::ResolvedStrategy best;
+      const double b = seconds_of([&] { best = ralp::sim::resolve_cuts(s, options).front(); });
+      double best_s = best.search.front().step_time_mean_s;
+      for (const auto& t : best.search) best_s = std::min(best_s, t.step_time_mean_s);
       char t[32];
       std::snprintf(t, sizeof t, "%.3f s", b);
       brute_text = t;
-      cuts += " / " + s.model.layer(*best).name();
+      char gap[64];
+      std::snprintf(gap, sizeof gap, " (%+.2f%%)", 100.0 * (chosen_s - best_s) / best_s);
+      cuts += " / " + s.model.layer(*best.cut).name() + gap;
     }
     std::printf("%-14s %6zu %10.3f s %10.3f s %12s  %s\n", name.c_str(), s.model.cut_points().size(),
                 rank, search, brute_text.c_str(), cuts.c_str());
