@@ -10,7 +10,7 @@
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/scenario.hpp"
 #ifdef RALP_HAVE_SIM
-#include "ralp/sim/simulate.hpp"
+#include "ralp/placement/sim_evaluator.hpp"
 #endif
 #include "text_table.hpp"
 
@@ -88,13 +88,13 @@ void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
                "transfer of its own in flight, not computing), waiting (neither).\n";
 }
 
-// Cut "auto" is resolved by the simulator's search, as `ralp simulate` resolves it.
+// Cut "auto" is resolved by the placement search, as `ralp simulate` resolves it.
 cluster::CutResolver auto_cut_resolver(const Scenario& scenario) {
 #ifdef RALP_HAVE_SIM
   return [&scenario](const StrategySpec& spec) {
     Scenario one = scenario;
     one.strategies = {spec};
-    return sim::resolve_cuts(one, {}).front().cut;
+    return placement::resolve_cuts(one, {}).front().cut;
   };
 #else
   (void)scenario;

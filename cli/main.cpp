@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
   add_link_probe_command(app, action);
 #endif
   add_validate_command(app, action);
+  add_place_command(app, action);
 
   try {
     check_subcommands(app, argc, argv);

@@ -11,6 +11,7 @@
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/scenario_overrides.hpp"
 #include "ralp/core/simulation_limits.hpp"
+#include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/sim/verdict.hpp"
@@ -24,6 +25,7 @@ struct SimulateOptions {
   std::string json;
   std::string csv;
   std::string trace;
+  std::string fidelity = "event";
   int jobs = 0;
   bool messages = false;
   bool quiet = false;
@@ -82,7 +84,7 @@ std::string sources_line(const sim::ComputeSources& s) {
          std::to_string(s.datasheet) + " from the datasheet";
 }
 
-void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
+void print_table(const Scenario& scenario, const sim::ScenarioResult& result, bool analytic) {
   std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
             << " workers x batch " << scenario.batch_per_worker << ", "
             << scenario.parameter_servers << " PS; " << scenario.worker_device.name
@@ -110,20 +112,25 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result) {
                    speedup(r.speedup_vs_allreduce), in_out(r, "ps-0"), in_out(r, "worker-0"),
                    r.links.empty() ? "-" : r.links[0].name,
                    r.links.empty() ? "-" : fixed(100.0 * r.links[0].utilisation, 0) + "%",
-                   format_seconds(Seconds(m.compute)) + " / " +
-                       format_seconds(Seconds(m.communication)) + " / " +
-                       format_seconds(Seconds(m.waiting))});
+                   analytic ? std::string("-")
+                            : format_seconds(Seconds(m.compute)) + " / " +
+                                  format_seconds(Seconds(m.communication)) + " / " +
+                                  format_seconds(Seconds(m.waiting))});
   }
   table.print(std::cout);
   std::cout << "Traffic is per step; compute / comm / wait is a worker's mean per step.\n";
+  if (analytic) {
+    std::cout << "fidelity: analytic (the closed-form step model, docs/placement.md): step times "
+                 "only, cut \"auto\" at the analytic best\n";
+  }
   std::cout << "worker times: " << sources_line(result.results.front().worker_sources) << '\n';
   for (const auto& r : result.results) {
     if (r.ps_sources && (r.kind == StrategyKind::ralp || r.kind == StrategyKind::hybrid)) {
       std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
     }
     if (!r.cut_search.empty()) {
-      std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of "
-                << r.cut_search.size() << " cuts simulated\n";
+      std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of the "
+                << r.cut_search.size() << " best analytic cuts simulated (ralp place shows the ranking)\n";
     }
   }
   for (const std::string& line : sim::verdict_lines(sim::make_verdict(result, result.split_threshold))) {
@@ -149,6 +156,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--jobs", options->jobs,
                   "Simulations run at once, each in its own process (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--fidelity", options->fidelity,
+                  "event: SimGrid's event simulation; analytic: the closed-form step model "
+                  "(docs/placement.md), for clusters too large to simulate event by event: step "
+                  "times only, cut \"auto\" at the analytic best")
+      ->check(CLI::IsMember({"event", "analytic"}));
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   for (const auto& o : scenario_override_options()) {
     CLI::Option* option =
@@ -178,11 +190,20 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (!options->quiet && isatty(STDERR_FILENO)) {
         sim_options.progress = [](const std::string& line) { std::cerr << "\r" << line << "\033[K"; };
       }
-      const sim::ScenarioResult result = sim::simulate_scenario(scenario, sim_options);
+      const bool analytic = options->fidelity == "analytic";
+      if (analytic && (!options->trace.empty() || options->messages)) {
+        throw InputError("--fidelity", "", "is analytic, which has no timeline or messages: "
+                                           "drop --trace, or use --fidelity event");
+      }
+      // Cut "auto" is resolved by the placement search, as `ralp cluster` resolves it.
+      const sim::ScenarioResult result =
+          analytic ? placement::analytic_scenario(scenario)
+                   : sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, sim_options),
+                                            sim_options);
       if (sim_options.progress) std::cerr << "\r\033[K";
       const bool table_on_stdout =
           options->json != "-" && options->csv != "-" && options->trace != "-";
-      if (table_on_stdout) print_table(scenario, result);
+      if (table_on_stdout) print_table(scenario, result, analytic);
       if (!options->json.empty()) write_output(options->json, sim::to_json(result).dump(2) + "\n");
       if (!options->csv.empty()) write_output(options->csv, sim::to_csv(result));
       if (!options->trace.empty()) {

@@ -343,6 +343,17 @@ TrainingSpec read_training(ObjectReader& r) {
   return spec;
 }
 
+PlacementSpec read_placement(ObjectReader& r) {
+  PlacementSpec spec;
+  const Json* value = r.get("placement");
+  if (value == nullptr) return spec;
+  ObjectReader p(*value, r.path_of("placement"), r.file());
+  spec.split_threshold =
+      p.optional_number("split_threshold", 0.0, 1.0).value_or(spec.split_threshold);
+  p.finish();
+  return spec;
+}
+
 void check_roles(const Scenario& s, const std::string& file) {
   if (s.platform.kind != PlatformKind::file || s.platform.roles.empty()) return;
   for (const auto& [role, host] : s.platform.roles) {
@@ -501,6 +512,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   scenario.compression = read_compression(r);
   scenario.stragglers = read_stragglers(r);
   scenario.training = read_training(r);
+  scenario.placement = read_placement(r);
   r.finish();
   check_roles(scenario, file);
   return scenario;
@@ -592,6 +604,7 @@ Json scenario_to_json(const Scenario& s) {
         {"momentum", s.training.momentum},
         {"step_timeout", s.training.step_timeout.value()},
         {"threads", s.training.threads}}},
+      {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
 }
 

@@ -234,8 +234,12 @@ std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario,
 }
 
 ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions& options) {
+  return simulate_scenario(scenario, resolve_cuts(scenario, options), options);
+}
+
+ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedStrategy> resolved,
+                                 const SimulateOptions& options) {
   const int jobs = options.jobs > 0 ? options.jobs : default_jobs();
-  std::vector<ResolvedStrategy> resolved = resolve_cuts(scenario, options);
   const RunOptions run{options.keep_timeline, options.keep_messages};
   // Searched strategies already have their result, unless a timeline or messages are wanted.
   std::vector<Task> tasks;

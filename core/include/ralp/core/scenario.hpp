@@ -114,6 +114,14 @@ struct TrainingSpec {
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };
 
+// Settings of the placement search (ralp place, cut "auto").
+struct PlacementSpec {
+  // Split only when the best cut is faster than the best uncut strategy by more than this
+  // fraction of its step time.
+  double split_threshold = 0.05;
+  friend bool operator==(const PlacementSpec&, const PlacementSpec&) = default;
+};
+
 struct Scenario {
   std::string file;  // where it was read from, for messages
   std::string name;
@@ -134,6 +142,7 @@ struct Scenario {
   CompressionSpec compression;
   StragglerSpec stragglers;
   TrainingSpec training;
+  PlacementSpec placement;
 };
 
 // Reads and validates a scenario. Relative paths inside it (model and profile files, platform

@@ -19,8 +19,8 @@ struct SimulateOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// A strategy with its cut resolved: the scenario's cut, or for cut "auto" the fastest of every
-// valid cut simulated (ties go to the earlier cut), with every trial.
+// A strategy with its cut resolved: the scenario's cut, or for cut "auto" the cut a search chose,
+// with the trials it simulated.
 struct ResolvedStrategy {
   StrategySpec spec;
   std::optional<LayerId> cut;  // ralp and hybrid
@@ -28,7 +28,9 @@ struct ResolvedStrategy {
   std::optional<StrategyResult> searched_result;  // the winning trial's result
 };
 
-// Resolves every strategy's cut, once, for both the simulator and the real cluster. Throws like
+// Resolves every strategy's cut by brute force: cut "auto" becomes the fastest of every valid cut
+// simulated (ties go to the earlier cut). The placement search (placement/sim_evaluator.hpp)
+// resolves "auto" for `ralp simulate` and `ralp cluster`; this is its reference. Throws like
 // simulate_scenario.
 std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario, const SimulateOptions& options);
 
@@ -37,6 +39,9 @@ std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario, const Simul
 // in. Throws InputError for bad input found while simulating (a platform file),
 // std::runtime_error when a simulation fails.
 ScenarioResult simulate_scenario(const Scenario& scenario, const SimulateOptions& options);
+// The same with the cuts already resolved (one entry per scenario strategy, in order).
+ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedStrategy> resolved,
+                                 const SimulateOptions& options);
 
 // One strategy at one cut (ignored for ps and allreduce), in a child process.
 StrategyResult simulate_isolated(const Scenario& scenario, const StrategySpec& strategy,

@@ -1,0 +1,47 @@
+// The analytic step model: a closed-form estimate of one synchronous step's time for every
+// strategy, from the step plan (compute times, variable groups, boundary bytes) and the
+// platform's links under the network model's factors. It follows the schedule's streams (device,
+// copy, one connection per peer, ring) for one representative worker, with every worker alike,
+// and prices each transfer by its share of the busiest link it crosses. Cost: O(layers) per
+// strategy and cut (O(workers x groups) for ralp's staggered pushes), independent of the event
+// simulation. Pure: no SimGrid.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "ralp/core/scenario.hpp"
+#include "ralp/schedule/step_plan.hpp"
+
+namespace ralp::placement {
+
+// The links the analytic model sees: every host's NIC by role (per-role overrides of the
+// platform's nic), an optional backbone every flow crosses, and the network model's factors.
+// Other platform kinds are read as a star of their per-role NICs.
+struct AnalyticNetwork {
+  LinkSpec ps_nic;
+  LinkSpec worker_nic;
+  std::optional<LinkSpec> backbone;
+  double latency_factor = 1.0;    // tcp: SimGrid LV08's 13.01
+  double bandwidth_factor = 1.0;  // tcp: 0.97
+  bool tcp_window = false;        // tcp: a flow's rate is capped at gamma / (2 x route latency)
+  double ring_cross_traffic = 1.0;  // tcp: 1.05 (each flow loads its reverse route by 5%)
+};
+AnalyticNetwork analytic_network(const Scenario& scenario);
+
+// What the estimate is made of (seconds from the step's start, for the representative worker).
+struct AnalyticEstimate {
+  double step_time_s = 0.0;
+  double forward_end_s = 0.0;   // the tail's forward ends
+  double backward_end_s = 0.0;  // the tail's backward ends on the last worker
+  double network_s = 0.0;       // bytes of the busiest PS or worker link / its bandwidth
+};
+
+// The step time of `plan` (built for `scenario` by schedule::make_step_plan).
+AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan);
+
+// make_step_plan then estimate_step.
+AnalyticEstimate estimate_strategy(const Scenario& scenario, const StrategySpec& strategy,
+                                   std::optional<LayerId> cut);
+
+}  // namespace ralp::placement

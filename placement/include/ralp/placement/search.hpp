@@ -1,0 +1,97 @@
+// The placement search: for every strategy with cut "auto", rank every candidate cut with the
+// analytic model, simulate the best K with a StepEvaluator and keep the fastest simulated; then
+// the split-or-not rule (the paper's profiler): split only when the best cut beats the best uncut
+// strategy by more than the scenario's threshold.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ralp/core/scenario.hpp"
+
+namespace ralp::placement {
+
+// A candidate head: the layers [cut, size) of the model's topological order, with what crosses
+// the boundary (from the step plan).
+struct Candidate {
+  LayerId cut = 0;
+  std::string name;              // the first head layer
+  int64_t boundary_bytes = 0;    // sent by one worker per step (activations, images, labels)
+  int64_t activation_grad_bytes = 0;  // returned to it
+  int64_t head_param_bytes = 0;
+  int64_t tail_param_bytes = 0;
+};
+
+// Every valid cut of the model (LayerGraph::cut_points), each once, in layer order.
+std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy);
+
+// Every candidate of a ralp or hybrid strategy with its analytic step time, fastest first (ties
+// to the earlier cut).
+struct RankedCut;
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy);
+
+// Simulates strategies: the search's only view of the event simulator, so that tests can
+// substitute a fake. Returns the mean step time in seconds of each cut (nullopt for strategies
+// without one), in the order given.
+class StepEvaluator {
+ public:
+  virtual ~StepEvaluator() = default;
+  virtual std::vector<double> step_times(const Scenario& scenario, const StrategySpec& strategy,
+                                         const std::vector<std::optional<LayerId>>& cuts) = 0;
+};
+
+struct RankedCut {
+  Candidate candidate;
+  double analytic_s = 0.0;
+  std::optional<double> simulated_s;  // the best K
+  // (analytic - simulated) / simulated, where simulated.
+  [[nodiscard]] std::optional<double> gap() const {
+    if (!simulated_s) return std::nullopt;
+    return (analytic_s - *simulated_s) / *simulated_s;
+  }
+};
+
+struct StrategyPlacement {
+  StrategySpec spec;
+  bool searched = false;        // cut "auto"
+  std::optional<LayerId> cut;   // chosen (or given) cut; nullopt for ps and allreduce
+  std::string cut_name;
+  std::vector<RankedCut> ranking;  // searched: every candidate, fastest analytic first
+  double analytic_s = 0.0;         // at the chosen cut
+  double simulated_s = 0.0;        // at the chosen cut
+};
+
+struct SplitVerdict {
+  bool split = false;
+  std::string best_cut_label;    // the fastest strategy with a head
+  double best_cut_s = 0.0;
+  std::string best_uncut_label;  // the fastest of ps and allreduce
+  double best_uncut_s = 0.0;
+  double gain = 0.0;       // (best_uncut - best_cut) / best_uncut
+  double threshold = 0.0;
+  std::string reason;      // one sentence: why split or why not
+};
+
+struct PlaceOptions {
+  int64_t top_k = 3;  // candidates simulated per searched strategy, >= 1
+};
+
+struct Placement {
+  std::vector<StrategyPlacement> strategies;  // the scenario's, in order
+  std::vector<StrategyPlacement> baselines;   // ps and allreduce when the scenario lacks them
+  std::optional<SplitVerdict> verdict;        // when some strategy has a head
+};
+
+// Resolves every "auto" cut of the scenario (analytic ranking, best top_k simulated) and decides
+// whether to split. Throws InputError when a strategy with cut "auto" has no valid cut or
+// top_k < 1.
+Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceOptions& options);
+
+// Only the cuts: the first step of place() for each strategy, without the verdict's extra
+// simulations. Same errors.
+std::vector<StrategyPlacement> resolve_auto_cuts(const Scenario& scenario, StepEvaluator& evaluator,
+                                                 const PlaceOptions& options);
+
+}  // namespace ralp::placement

@@ -1,0 +1,415 @@
+// The analytic step model: each strategy's step as recurrences over the layers, mirroring the
+// schedule's streams for one representative worker and pricing transfers by link shares.
+#include "ralp/placement/analytic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "ralp/schedule/fusion.hpp"
+#include "ralp/schedule/schedule.hpp"
+
+namespace ralp::placement {
+namespace {
+
+// SimGrid LV08 (the tcp model): latency x 13.01, bandwidth x 0.97, a window of gamma bytes.
+constexpr double kTcpLatencyFactor = 13.01;
+constexpr double kTcpBandwidthFactor = 0.97;
+constexpr double kTcpGamma = 4194304.0;
+constexpr double kTcpCrossTraffic = 1.05;
+
+constexpr double kHeader = static_cast<double>(schedule::kHeaderBytes);
+
+double seconds_for(double bytes, const std::optional<BytesPerSecond>& rate) {
+  return rate ? bytes / rate->value() : 0.0;
+}
+
+// Transfers between roles: the route's latency and a flow's rate given how many flows share the
+// PS end's link, the worker end's link and (when there is one) the backbone.
+struct Links {
+  const AnalyticNetwork& net;
+
+  [[nodiscard]] double backbone_latency() const {
+    return net.backbone ? net.backbone->latency.value() : 0.0;
+  }
+  [[nodiscard]] double worker_ps_latency() const {
+    return net.worker_nic.latency.value() + net.ps_nic.latency.value() + backbone_latency();
+  }
+  [[nodiscard]] double worker_worker_latency() const {
+    return 2.0 * net.worker_nic.latency.value() + backbone_latency();
+  }
+  [[nodiscard]] double ps_ps_latency() const {
+    return 2.0 * net.ps_nic.latency.value() + backbone_latency();
+  }
+  [[nodiscard]] double cap(double rate, double route_latency, double total_flows) const {
+    if (net.backbone) {
+      rate = std::min(rate, net.bandwidth_factor * net.backbone->bandwidth.value() / total_flows);
+    }
+    if (net.tcp_window && route_latency > 0.0) rate = std::min(rate, kTcpGamma / (2.0 * route_latency));
+    return rate;
+  }
+  // A worker <-> PS flow among `at_ps` on the PS's link and `at_worker` on the worker's.
+  [[nodiscard]] double ps_rate(double at_ps, double at_worker) const {
+    const double rate = std::min(net.bandwidth_factor * net.ps_nic.bandwidth.value() / at_ps,
+                                 net.bandwidth_factor * net.worker_nic.bandwidth.value() / at_worker);
+    return cap(rate, worker_ps_latency(), at_ps * at_worker);
+  }
+  // One message of `payload` bytes (plus its header) at `rate`.
+  [[nodiscard]] double ps_message(double payload, double rate) const {
+    return net.latency_factor * worker_ps_latency() + (payload + kHeader) / rate;
+  }
+  [[nodiscard]] double worker_message(double payload, double sharers) const {
+    double rate = net.bandwidth_factor * net.worker_nic.bandwidth.value() / sharers;
+    rate = cap(rate, worker_worker_latency(), sharers);
+    return net.latency_factor * worker_worker_latency() + (payload + kHeader) / rate;
+  }
+  [[nodiscard]] double ps_ps_message() const {
+    const double rate = cap(net.bandwidth_factor * net.ps_nic.bandwidth.value(), ps_ps_latency(), 1.0);
+    return net.latency_factor * ps_ps_latency() + kHeader / rate;
+  }
+};
+
+// The tail's fusion buffers, as schedule::build_schedule forms them (production order, predicted
+// readiness, Horovod's cycles): their wire bytes and the layer whose backward completes each.
+struct Buffer {
+  double wire = 0.0;
+  double raw = 0.0;
+  LayerId last_layer = 0;
+};
+std::vector<Buffer> fusion_buffers(const schedule::StepPlan& plan) {
+  std::vector<size_t> order;
+  std::vector<int64_t> bytes;
+  std::vector<double> ready_at;
+  double t = 0.0;
+  for (LayerId l = plan.tail_end; l-- > 0;) {
+    t += plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+      if (plan.tensors[i].layer != l) continue;
+      order.push_back(i);
+      bytes.push_back(plan.tensors[i].bytes);
+      ready_at.push_back(t);
+    }
+  }
+  std::vector<Buffer> out;
+  const auto reduce = [&plan](int64_t b) { return plan.ring_seconds(b); };
+  for (const auto& positions : schedule::plan_fusion(bytes, ready_at,
+                                                     plan.strategy.fusion_threshold.value(),
+                                                     plan.strategy.cycle_time.value(), reduce)) {
+    Buffer b;
+    int64_t raw = 0;
+    for (const size_t p : positions) {
+      raw += plan.tensors[order[p]].bytes;
+      b.last_layer = plan.tensors[order[p]].layer;
+    }
+    b.raw = static_cast<double>(raw);
+    b.wire = static_cast<double>(plan.compressed(raw));
+    out.push_back(b);
+  }
+  return out;
+}
+
+struct Model {
+  const Scenario& scenario;
+  const schedule::StepPlan& plan;
+  Links links;
+  double workers = 1.0;
+  double shards = 1.0;
+
+  [[nodiscard]] double backward_of(LayerId l) const {
+    return plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
+  }
+  [[nodiscard]] double wire(int64_t bytes) const { return static_cast<double>(plan.compressed(bytes)); }
+
+  // Pulls (ps, ralp): every shard sends its groups in forward order, to every worker at once;
+  // returns when each tail layer may run its forward on a worker (after its copy to the device).
+  [[nodiscard]] std::vector<double> pulls_ready() const {
+    std::vector<double> ready(plan.tail_end, 0.0);
+    if (!plan.uses_shards()) return ready;
+    std::vector<double> shard_copy(plan.shards, 0.0);
+    std::vector<double> shard_send(plan.shards, 0.0);
+    const double rate = links.ps_rate(workers, shards);
+    double worker_copy = 0.0;
+    for (LayerId l = 0; l < plan.tail_end; ++l) {
+      for (const VariableGroup& g : plan.groups_by_layer[l]) {
+        const double bytes = static_cast<double>(g.bytes);
+        double& copied = shard_copy[static_cast<size_t>(g.shard)];
+        copied += seconds_for(bytes, plan.ps_pcie);
+        double& sent = shard_send[static_cast<size_t>(g.shard)];
+        sent = std::max(sent, copied) + links.ps_message(bytes, rate);
+        worker_copy = std::max(worker_copy, sent) + seconds_for(bytes, plan.worker_pcie);
+        ready[l] = std::max(ready[l], worker_copy);
+      }
+    }
+    return ready;
+  }
+
+  // A worker's tail backward from `start`: when each group's push is ready to leave (after its
+  // encode and copy), in backward order, and when the backward ends.
+  struct Push {
+    LayerId layer = 0;
+    int64_t shard = 0;
+    double bytes = 0.0;  // raw
+    double wire = 0.0;
+    double ready = 0.0;  // relative to the backward's start
+  };
+  struct Backward {
+    std::vector<Push> pushes;
+    std::vector<double> layer_done;  // relative, by layer
+    double end = 0.0;
+  };
+  [[nodiscard]] Backward backward() const {
+    Backward out;
+    out.layer_done.assign(plan.tail_end, 0.0);
+    double device = 0.0;
+    double copy = 0.0;
+    for (LayerId l = plan.tail_end; l-- > 0;) {
+      device += backward_of(l);
+      out.layer_done[l] = device;
+      for (const VariableGroup& g : plan.groups_by_layer[l]) {
+        const double bytes = static_cast<double>(g.bytes);
+        if (plan.compression != CompressionKind::none) {
+          device += bytes / plan.worker_encode_rate.value();
+        }
+        copy = std::max(copy, device) + seconds_for(wire(g.bytes), plan.worker_pcie);
+        out.pushes.push_back({l, g.shard, bytes, wire(g.bytes), copy});
+      }
+    }
+    out.end = device;
+    return out;
+  }
+
+  // Push arrival times at their shards for one worker whose backward starts at `start`, with
+  // `sharing` workers pushing at once.
+  [[nodiscard]] std::vector<double> push_arrivals(const Backward& b, double start,
+                                                  double sharing) const {
+    std::vector<double> connection(plan.shards, 0.0);
+    std::vector<double> out;
+    out.reserve(b.pushes.size());
+    for (size_t i = 0; i < b.pushes.size(); ++i) {
+      const Push& p = b.pushes[i];
+      // Pushes of one layer to different shards leave together and share the worker's link.
+      double same_layer = 0.0;
+      for (const Push& q : b.pushes) same_layer += q.layer == p.layer ? 1.0 : 0.0;
+      double& c = connection[static_cast<size_t>(p.shard)];
+      c = std::max(c, start + p.ready) + links.ps_message(p.wire, links.ps_rate(sharing, same_layer));
+      out.push_back(c);
+    }
+    return out;
+  }
+
+  // A shard's sums and updates (backward order, W pushes each), from `device_free`; `arrivals`
+  // gives the push of group i from worker w. Returns when its last update ends.
+  template <typename Arrival>
+  [[nodiscard]] double shard_end(int64_t shard, const Backward& b, double device_free,
+                                 bool lockstep, const Arrival& arrival) const {
+    double device = device_free;
+    double copy = 0.0;
+    for (size_t i = 0; i < b.pushes.size(); ++i) {
+      const Push& p = b.pushes[i];
+      if (p.shard != shard) continue;
+      const double c = seconds_for(p.wire, plan.ps_pcie);
+      double d = p.bytes / plan.ps_sum_rate.value();
+      if (plan.compression != CompressionKind::none) d += p.bytes / plan.ps_encode_rate.value();
+      if (lockstep) {
+        // W identical copies then sums, as a two-stage flow shop.
+        const double start = std::max(copy, arrival(i, 0));
+        const double first = std::max(device, start + c);
+        device = d >= c ? first + workers * d : std::max(first + workers * d, start + workers * c + d);
+        copy = start + workers * c;
+      } else {
+        for (int64_t w = 0; w < plan.workers; ++w) {
+          copy = std::max(copy, arrival(i, w)) + c;
+          device = std::max(device, copy) + d;
+        }
+      }
+      device += p.bytes / plan.ps_update_rate.value();
+    }
+    return device;
+  }
+
+  // ps and ralp (the head's part on ps-0 when there is one).
+  [[nodiscard]] AnalyticEstimate shards_step() const {
+    AnalyticEstimate e;
+    const std::vector<double> ready = pulls_ready();
+    double forward = 0.0;
+    for (LayerId l = 0; l < plan.tail_end; ++l) {
+      forward = std::max(forward, ready[l]) + plan.worker[l].forward.value();
+    }
+    e.forward_end_s = forward;
+    const Backward b = backward();
+    std::vector<double> starts(1, forward);
+    double head_update = 0.0;
+    if (plan.has_head()) {
+      starts = head_replies(forward, head_update);
+    }
+    const double first = starts.front();
+    const double last = starts.back();
+    // Workers whose pushes overlap: all of them in lockstep, else as many as start within one
+    // worker's push phase.
+    double sharing = workers;
+    const bool lockstep = last - first <= 0.0;
+    if (!lockstep && !b.pushes.empty()) {
+      const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
+      const double phase = alone.back() - b.pushes.front().ready;
+      const double spacing = (last - first) / std::max(1.0, workers - 1.0);
+      sharing = std::clamp(std::ceil(phase / spacing), 1.0, workers);
+    }
+    const std::vector<double> relative = push_arrivals(b, 0.0, sharing);
+    double end = head_update;
+    double last_shard_end = 0.0;
+    for (int64_t s = 0; s < plan.shards; ++s) {
+      const double free = s == 0 ? head_update : 0.0;
+      const double t = shard_end(s, b, free, lockstep, [&](size_t i, int64_t w) {
+        return starts[lockstep ? 0 : static_cast<size_t>(w)] + relative[i];
+      });
+      if (s == 0) {
+        end = std::max(end, t);
+      } else {
+        last_shard_end = std::max(last_shard_end, t);
+      }
+    }
+    e.backward_end_s = last + b.end;
+    if (plan.shards > 1) {
+      // Shards 1.. report to ps-0, which releases them once it is done too.
+      end = std::max(end, last_shard_end + links.ps_ps_message()) + links.ps_ps_message();
+    }
+    e.step_time_s = std::max(end, e.backward_end_s);
+    return e;
+  }
+
+  // The boundary's trip to the head PS, the head's passes and the replies; returns when each
+  // worker's backward may start, and sets when the head's update ends.
+  std::vector<double> head_replies(double forward_end, double& head_update) const {
+    const double boundary = static_cast<double>(plan.boundary_bytes);
+    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    const double sent = forward_end + seconds_for(boundary, plan.worker_pcie);
+    const double arrived = sent + links.ps_message(boundary, links.ps_rate(workers, 1.0));
+    const double copy_in = seconds_for(boundary, plan.ps_pcie);
+    const double copy_out = seconds_for(grad, plan.ps_pcie);
+    const double reply_alone = (grad + kHeader) / links.ps_rate(1.0, 1.0);
+    const double reply_latency = links.net.latency_factor * links.worker_ps_latency();
+    std::vector<double> starts(plan.workers);
+    double device = 0.0;
+    double copy = arrived + workers * copy_in;  // the boundary copies come first on the stream
+    double uplink = 0.0;
+    const bool per_worker = plan.strategy.head_mode == HeadMode::per_worker;
+    if (!per_worker) device = copy + plan.head_full_batch.value();
+    for (int64_t w = 0; w < plan.workers; ++w) {
+      if (per_worker) {
+        device = std::max(device, arrived + static_cast<double>(w + 1) * copy_in) +
+                 plan.head_micro_batch.value();
+      }
+      copy = std::max(copy, device) + copy_out;
+      uplink = std::max(uplink, copy) + reply_alone;
+      starts[static_cast<size_t>(w)] =
+          uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
+    }
+    head_update = device + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
+    return starts;
+  }
+
+  // allreduce and hybrid.
+  [[nodiscard]] AnalyticEstimate ring_step() const {
+    AnalyticEstimate e;
+    double forward = 0.0;
+    for (LayerId l = 0; l < plan.tail_end; ++l) forward += plan.worker[l].forward.value();
+    e.forward_end_s = forward;
+    double start = forward;
+    double head_update = 0.0;
+    if (plan.has_head()) start = head_replies(forward, head_update).back();
+    const Backward b = backward();
+    double ring = 0.0;
+    const double members = workers;
+    if (plan.workers > 1) {
+      // Each worker tells worker-0 the buffer is ready; worker-0 answers every one with a go.
+      const double negotiate = 2.0 * links.worker_message(0.0, members - 1.0);
+      const double phases = 2.0 * (members - 1.0);
+      const double latency = links.net.latency_factor * links.worker_worker_latency();
+      double rate = links.net.bandwidth_factor * links.net.worker_nic.bandwidth.value() /
+                    links.net.ring_cross_traffic;
+      rate = links.cap(rate, links.worker_worker_latency(), members);
+      for (const Buffer& buffer : fusion_buffers(plan)) {
+        const double ready = start + b.layer_done[buffer.last_layer] + negotiate;
+        double t = std::max(ring, ready);
+        if (plan.compression != CompressionKind::none) {
+          t += 2.0 * buffer.raw / plan.worker_encode_rate.value();
+        }
+        const double chunk = buffer.wire / members;
+        t += phases * latency + phases * (chunk + kHeader) / rate +
+             (members - 1.0) * chunk / plan.worker_sum_rate.value();
+        ring = t;
+      }
+    }
+    e.backward_end_s = start + b.end;
+    const double update = std::max(ring, e.backward_end_s) +
+                          static_cast<double>(plan.tail_param_bytes) / plan.worker_update_rate.value();
+    e.step_time_s = std::max(update, head_update);
+    return e;
+  }
+};
+
+// Bytes through the busiest PS or worker link in one step over its bandwidth: a lower bound that
+// the outputs quote as the network's share.
+double network_bound(const schedule::StepPlan& plan, const AnalyticNetwork& net) {
+  const double w = static_cast<double>(plan.workers);
+  double ps_in = 0.0;
+  double ps_out = 0.0;
+  for (const auto& layer_groups : plan.groups_by_layer) {
+    for (const VariableGroup& g : layer_groups) {
+      if (g.shard != 0) continue;
+      ps_out += w * (static_cast<double>(g.bytes) + kHeader);
+      ps_in += w * (static_cast<double>(plan.compressed(g.bytes)) + kHeader);
+    }
+  }
+  if (plan.has_head()) {
+    ps_in += w * (static_cast<double>(plan.boundary_bytes) + kHeader);
+    ps_out += w * (static_cast<double>(plan.activation_grad_bytes) + kHeader);
+  }
+  double worker = 0.0;
+  if (plan.uses_ring() && plan.workers > 1) {
+    worker = 2.0 * (w - 1.0) / w * static_cast<double>(plan.compressed(plan.tail_param_bytes));
+  }
+  return std::max(std::max(ps_in, ps_out) / (net.bandwidth_factor * net.ps_nic.bandwidth.value()),
+                  worker / (net.bandwidth_factor * net.worker_nic.bandwidth.value()));
+}
+
+}  // namespace
+
+AnalyticNetwork analytic_network(const Scenario& scenario) {
+  AnalyticNetwork net;
+  const PlatformSpec& p = scenario.platform;
+  net.ps_nic = p.ps_nic.value_or(p.nic);
+  net.worker_nic = p.worker_nic.value_or(p.nic);
+  net.backbone = p.backbone;
+  switch (scenario.network_model.kind) {
+    case NetworkModelKind::tcp:
+      net.latency_factor = kTcpLatencyFactor;
+      net.bandwidth_factor = kTcpBandwidthFactor;
+      net.tcp_window = true;
+      net.ring_cross_traffic = kTcpCrossTraffic;
+      break;
+    case NetworkModelKind::ideal:
+      break;
+    case NetworkModelKind::factors:
+      net.latency_factor = scenario.network_model.latency_factor;
+      net.bandwidth_factor = scenario.network_model.bandwidth_factor;
+      break;
+  }
+  return net;
+}
+
+AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan) {
+  const AnalyticNetwork net = analytic_network(scenario);
+  const Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),
+                static_cast<double>(std::max<int64_t>(plan.shards, 1))};
+  AnalyticEstimate e = plan.uses_shards() ? m.shards_step() : m.ring_step();
+  e.network_s = network_bound(plan, net);
+  return e;
+}
+
+AnalyticEstimate estimate_strategy(const Scenario& scenario, const StrategySpec& strategy,
+                                   std::optional<LayerId> cut) {
+  return estimate_step(scenario, schedule::make_step_plan(scenario, strategy, cut));
+}
+
+}  // namespace ralp::placement

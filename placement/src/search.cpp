@@ -1,0 +1,202 @@
+// The placement search and the split-or-not rule.
+#include "ralp/placement/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ralp/placement/analytic.hpp"
+#include "ralp/placement/plans.hpp"
+#include "ralp/schedule/step_plan.hpp"
+
+namespace ralp::placement {
+namespace {
+
+bool has_cut(const StrategySpec& spec) {
+  return spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
+  return text;
+}
+
+std::string megabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f MB", static_cast<double>(bytes) / 1e6);
+  return text;
+}
+
+void check_options(const PlaceOptions& options) {
+  if (options.top_k < 1) {
+    throw InputError("--top", "", "is " + std::to_string(options.top_k) +
+                                      ", expected an integer >= 1");
+  }
+}
+
+// Searches one strategy's cut, or evaluates its given cut.
+StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& spec,
+                                 StepEvaluator& evaluator, const PlaceOptions& options) {
+  StrategyPlacement out;
+  out.spec = spec;
+  if (!has_cut(spec) || spec.cut) {
+    if (has_cut(spec)) {
+      out.cut = scenario.model.find(*spec.cut);
+      out.cut_name = *spec.cut;
+    }
+    out.analytic_s = estimate_strategy(scenario, spec, out.cut).step_time_s;
+    out.simulated_s = evaluator.step_times(scenario, spec, {out.cut}).front();
+    return out;
+  }
+  out.searched = true;
+  if (scenario.model.cut_points().empty()) {
+    throw InputError(scenario.file, "/strategies",
+                     "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
+                         scenario.model.name() + " has no valid cut");
+  }
+  out.ranking = rank_cuts(scenario, spec);
+  const size_t k = std::min(out.ranking.size(), static_cast<size_t>(options.top_k));
+  std::vector<std::optional<LayerId>> cuts;
+  for (size_t i = 0; i < k; ++i) cuts.emplace_back(out.ranking[i].candidate.cut);
+  const std::vector<double> times = evaluator.step_times(scenario, spec, cuts);
+  size_t best = 0;
+  for (size_t i = 0; i < k; ++i) {
+    out.ranking[i].simulated_s = times[i];
+    const bool faster = times[i] < times[best];
+    const bool tie_earlier = times[i] == times[best] &&
+                             out.ranking[i].candidate.cut < out.ranking[best].candidate.cut;
+    if (faster || tie_earlier) best = i;
+  }
+  out.cut = out.ranking[best].candidate.cut;
+  out.cut_name = out.ranking[best].candidate.name;
+  out.analytic_s = out.ranking[best].analytic_s;
+  out.simulated_s = *out.ranking[best].simulated_s;
+  return out;
+}
+
+std::string label_of(const StrategyPlacement& p) {
+  return p.cut && p.searched ? p.spec.label + " (cut " + p.cut_name + ")" : p.spec.label;
+}
+
+SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPlacement*>& cut,
+                    const std::vector<const StrategyPlacement*>& uncut) {
+  const auto fastest = [](const std::vector<const StrategyPlacement*>& list) {
+    return *std::min_element(list.begin(), list.end(), [](const auto* a, const auto* b) {
+      return a->simulated_s < b->simulated_s;
+    });
+  };
+  const StrategyPlacement& c = *fastest(cut);
+  const StrategyPlacement& u = *fastest(uncut);
+  SplitVerdict v;
+  v.best_cut_label = label_of(c);
+  v.best_cut_s = c.simulated_s;
+  v.best_uncut_label = u.spec.label;
+  v.best_uncut_s = u.simulated_s;
+  v.gain = (u.simulated_s - c.simulated_s) / u.simulated_s;
+  v.threshold = scenario.placement.split_threshold;
+  v.split = v.gain > v.threshold;
+
+  const schedule::StepPlan plan = schedule::make_step_plan(scenario, c.spec, c.cut);
+  const double total = static_cast<double>(plan.head_param_bytes + plan.tail_param_bytes);
+  const double head_share = total > 0.0 ? static_cast<double>(plan.head_param_bytes) / total : 0.0;
+  const std::string comparison =
+      v.best_cut_label + " is " +
+      (v.gain >= 0.0 ? percent(v.gain) + " faster than " : percent(-v.gain) + " slower than ") +
+      v.best_uncut_label;
+  const std::string why = "the head holds " + percent(head_share) + " of the parameters; each worker sends " +
+                          megabytes(plan.boundary_bytes) + " of boundary activations in place of " +
+                          megabytes(plan.head_param_bytes) + " of head gradients";
+  if (v.split) {
+    v.reason = "split: " + comparison + ", more than the " + percent(v.threshold) +
+               " threshold; " + why;
+  } else {
+    v.reason = "do not split: " + comparison + ", not more than the " + percent(v.threshold) +
+               " threshold; " + why +
+               (plan.boundary_bytes > plan.head_param_bytes
+                    ? " (the boundary activation is larger than the head's gradients)"
+                    : "");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy) {
+  std::vector<Candidate> out;
+  const std::vector<LayerId> cuts = scenario.model.cut_points();
+  if (cuts.empty()) return out;
+  const CutPlans plans(scenario, strategy);
+  for (const LayerId cut : cuts) {
+    const schedule::StepPlan plan = plans.plan_at(cut);
+    out.push_back({cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
+                   plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes});
+  }
+  return out;
+}
+
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy) {
+  const std::vector<LayerId> cuts = scenario.model.cut_points();
+  std::vector<RankedCut> out;
+  if (cuts.empty()) return out;
+  const CutPlans plans(scenario, strategy);
+  for (const LayerId cut : cuts) {
+    const schedule::StepPlan plan = plans.plan_at(cut);
+    const Candidate c{cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
+                      plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes};
+    out.push_back({c, estimate_step(scenario, plan).step_time_s, std::nullopt});
+  }
+  // Fastest analytic first; ties to the earlier cut, so the order is deterministic.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedCut& a, const RankedCut& b) { return a.analytic_s < b.analytic_s; });
+  return out;
+}
+
+std::vector<StrategyPlacement> resolve_auto_cuts(const Scenario& scenario, StepEvaluator& evaluator,
+                                                 const PlaceOptions& options) {
+  check_options(options);
+  // Bad input first, before any simulation runs.
+  for (const StrategySpec& spec : scenario.strategies) {
+    if (has_cut(spec) && !spec.cut && scenario.model.cut_points().empty()) {
+      throw InputError(scenario.file, "/strategies",
+                       "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
+                           scenario.model.name() + " has no valid cut");
+    }
+  }
+  std::vector<StrategyPlacement> out;
+  for (const StrategySpec& spec : scenario.strategies) {
+    out.push_back(place_strategy(scenario, spec, evaluator, options));
+  }
+  return out;
+}
+
+Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceOptions& options) {
+  Placement out;
+  out.strategies = resolve_auto_cuts(scenario, evaluator, options);
+  std::vector<const StrategyPlacement*> cut;
+  std::vector<const StrategyPlacement*> uncut;
+  bool has_ps = false;
+  bool has_allreduce = false;
+  for (const StrategyPlacement& p : out.strategies) {
+    (has_cut(p.spec) ? cut : uncut).push_back(&p);
+    has_ps = has_ps || p.spec.kind == StrategyKind::ps;
+    has_allreduce = has_allreduce || p.spec.kind == StrategyKind::allreduce;
+  }
+  if (cut.empty()) return out;
+  // The rule compares against both uncut strategies, with their default settings where the
+  // scenario does not list them.
+  for (const StrategyKind kind : {StrategyKind::ps, StrategyKind::allreduce}) {
+    if ((kind == StrategyKind::ps && has_ps) || (kind == StrategyKind::allreduce && has_allreduce)) {
+      continue;
+    }
+    StrategySpec spec;
+    spec.kind = kind;
+    spec.label = std::string(to_string(kind));
+    out.baselines.push_back(place_strategy(scenario, spec, evaluator, options));
+  }
+  for (const StrategyPlacement& p : out.baselines) uncut.push_back(&p);
+  out.verdict = decide(scenario, cut, uncut);
+  return out;
+}
+
+}  // namespace ralp::placement
