@@ -48,6 +48,8 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   plan.topk_ratio = l.topk_ratio;
   plan.worker_encode_rate = l.worker_encode_rate;
   plan.ps_encode_rate = l.ps_encode_rate;
+  plan.ring_bandwidth = l.ring_bandwidth;
+  plan.ring_hop_latency = l.ring_hop_latency;
   plan.worker_sources = l.worker_sources;
   plan.ps_sources = l.ps_sources;
 
