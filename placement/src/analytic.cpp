@@ -6,7 +6,6 @@
 #include <cmath>
 #include <vector>
 
-#include "ralp/schedule/fusion.hpp"
 #include "ralp/schedule/schedule.hpp"
 
 namespace ralp::placement {
@@ -68,45 +67,6 @@ struct Links {
     return net.latency_factor * ps_ps_latency() + kHeader / rate;
   }
 };
-
-// The tail's fusion buffers, as schedule::build_schedule forms them (production order, predicted
-// readiness, Horovod's cycles): their wire bytes and the layer whose backward completes each.
-struct Buffer {
-  double wire = 0.0;
-  double raw = 0.0;
-  LayerId last_layer = 0;
-};
-std::vector<Buffer> fusion_buffers(const schedule::StepPlan& plan) {
-  std::vector<size_t> order;
-  std::vector<int64_t> bytes;
-  std::vector<double> ready_at;
-  double t = 0.0;
-  for (LayerId l = plan.tail_end; l-- > 0;) {
-    t += plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
-    for (size_t i = 0; i < plan.tensors.size(); ++i) {
-      if (plan.tensors[i].layer != l) continue;
-      order.push_back(i);
-      bytes.push_back(plan.tensors[i].bytes);
-      ready_at.push_back(t);
-    }
-  }
-  std::vector<Buffer> out;
-  const auto reduce = [&plan](int64_t b) { return plan.ring_seconds(b); };
-  for (const auto& positions : schedule::plan_fusion(bytes, ready_at,
-                                                     plan.strategy.fusion_threshold.value(),
-                                                     plan.strategy.cycle_time.value(), reduce)) {
-    Buffer b;
-    int64_t raw = 0;
-    for (const size_t p : positions) {
-      raw += plan.tensors[order[p]].bytes;
-      b.last_layer = plan.tensors[order[p]].layer;
-    }
-    b.raw = static_cast<double>(raw);
-    b.wire = static_cast<double>(plan.compressed(raw));
-    out.push_back(b);
-  }
-  return out;
-}
 
 struct Model {
   const Scenario& scenario;
@@ -328,13 +288,13 @@ struct Model {
       double rate = links.net.bandwidth_factor * links.net.worker_nic.bandwidth.value() /
                     links.net.ring_cross_traffic;
       rate = links.cap(rate, links.worker_worker_latency(), members);
-      for (const Buffer& buffer : fusion_buffers(plan)) {
+      for (const schedule::FusionBuffer& buffer : schedule::fusion_buffers(plan)) {
         const double ready = start + b.layer_done[buffer.last_layer] + negotiate;
         double t = std::max(ring, ready);
         if (plan.compression != CompressionKind::none) {
-          t += 2.0 * buffer.raw / plan.worker_encode_rate.value();
+          t += 2.0 * static_cast<double>(buffer.bytes) / plan.worker_encode_rate.value();
         }
-        const double chunk = buffer.wire / members;
+        const double chunk = static_cast<double>(buffer.wire_bytes) / members;
         t += phases * latency + phases * (chunk + kHeader) / rate +
              (members - 1.0) * chunk / plan.worker_sum_rate.value();
         ring = t;

@@ -317,40 +317,6 @@ struct Builder {
   }
 };
 
-std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan) {
-  if (!plan.uses_ring()) return {};
-  // Production order: layers from the last, each layer's tensors in model order, with their
-  // predicted readiness after backward starts.
-  std::vector<size_t> order;
-  std::vector<int64_t> bytes;
-  std::vector<double> ready_at;
-  double t = 0.0;
-  for (LayerId l = plan.tail_end; l-- > 0;) {
-    t += plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
-    for (size_t i = 0; i < plan.tensors.size(); ++i) {
-      if (plan.tensors[i].layer != l) continue;
-      order.push_back(i);
-      bytes.push_back(plan.tensors[i].bytes);
-      ready_at.push_back(t);
-    }
-  }
-  std::vector<FusionBuffer> out;
-  const auto reduce = [&plan](int64_t b) { return plan.ring_seconds(b); };
-  for (const auto& positions : plan_fusion(bytes, ready_at, plan.strategy.fusion_threshold.value(),
-                                           plan.strategy.cycle_time.value(), reduce)) {
-    FusionBuffer buffer;
-    for (const size_t p : positions) {
-      const size_t tensor = order[p];
-      buffer.tensors.push_back(tensor);
-      buffer.bytes += plan.tensors[tensor].bytes;
-      buffer.last_layer = plan.tensors[tensor].layer;
-    }
-    buffer.wire_bytes = plan.compressed(buffer.bytes);
-    out.push_back(std::move(buffer));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string_view to_string(MessageKind kind) {
@@ -415,6 +381,40 @@ std::string_view to_string(Pass pass) {
       return "head_all";
   }
   return "pass";
+}
+
+std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan) {
+  if (!plan.uses_ring()) return {};
+  // Production order: layers from the last, each layer's tensors in model order, with their
+  // predicted readiness after backward starts.
+  std::vector<size_t> order;
+  std::vector<int64_t> bytes;
+  std::vector<double> ready_at;
+  double t = 0.0;
+  for (LayerId l = plan.tail_end; l-- > 0;) {
+    t += plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+      if (plan.tensors[i].layer != l) continue;
+      order.push_back(i);
+      bytes.push_back(plan.tensors[i].bytes);
+      ready_at.push_back(t);
+    }
+  }
+  std::vector<FusionBuffer> out;
+  const auto reduce = [&plan](int64_t b) { return plan.ring_seconds(b); };
+  for (const auto& positions : plan_fusion(bytes, ready_at, plan.strategy.fusion_threshold.value(),
+                                           plan.strategy.cycle_time.value(), reduce)) {
+    FusionBuffer buffer;
+    for (const size_t p : positions) {
+      const size_t tensor = order[p];
+      buffer.tensors.push_back(tensor);
+      buffer.bytes += plan.tensors[tensor].bytes;
+      buffer.last_layer = plan.tensors[tensor].layer;
+    }
+    buffer.wire_bytes = plan.compressed(buffer.bytes);
+    out.push_back(std::move(buffer));
+  }
+  return out;
 }
 
 Stream Op::stream() const {

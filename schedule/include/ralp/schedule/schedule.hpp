@@ -137,6 +137,11 @@ struct Schedule {
   [[nodiscard]] const std::string& host_name(int32_t host) const { return roles[host].name; }
 };
 
+// The fusion buffers of an allreduce or hybrid plan (none for ps and ralp): the tail's gradients
+// in production order (layers from the last, each layer's tensors in model order), fused by
+// plan_fusion (fusion.hpp) on their predicted readiness after backward starts.
+std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan);
+
 // Builds the schedule of `plan` for its scenario: parameter_servers and workers from the
 // scenario. Throws std::invalid_argument when the plan needs parameter servers that the scenario
 // does not have.
