@@ -67,21 +67,9 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   }
   plan.head_micro_batch = forward + backward;
   plan.head_full_batch = forward_all + backward_all;
-  const CutInfo info = graph.describe_cut(cut);
-  const auto per_image = [&](LayerId id) {
-    return whole_bytes(graph.layer(id).activation_bytes_per_image()) * plan.batch;
-  };
-  int64_t activations = 0;
-  for (const LayerId id : info.boundary) {
-    activations += per_image(id);
-    const Layer& layer = graph.layer(id);
-    if (layer.params() > 0 || layer.needs_input_gradient) plan.activation_grad_bytes += per_image(id);
-  }
-  if (info.boundary_has_model_input) {
-    activations += whole_bytes(Bytes(static_cast<double>(graph.input_shape().elements()) *
-                                     kBytesPerFloat * static_cast<double>(plan.batch)));
-  }
-  plan.boundary_bytes = activations + schedule::kLabelBytes * plan.batch;
+  const schedule::BoundaryBytes crossing = schedule::boundary_bytes(graph, cut, plan.batch);
+  plan.boundary_bytes = crossing.sent;
+  plan.activation_grad_bytes = crossing.returned;
   return plan;
 }
 

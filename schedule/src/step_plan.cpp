@@ -62,6 +62,25 @@ int64_t StepPlan::compressed(int64_t bytes) const {
   return bytes;
 }
 
+BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch) {
+  const CutInfo info = graph.describe_cut(cut);
+  const auto per_image = [&](LayerId id) {
+    return whole_bytes(graph.layer(id).activation_bytes_per_image()) * batch;
+  };
+  BoundaryBytes out;
+  for (const LayerId id : info.boundary) {
+    out.sent += per_image(id);
+    const Layer& layer = graph.layer(id);
+    if (layer.params() > 0 || layer.needs_input_gradient) out.returned += per_image(id);
+  }
+  if (info.boundary_has_model_input) {
+    out.sent += whole_bytes(Bytes(static_cast<double>(graph.input_shape().elements()) *
+                                  kBytesPerFloat * static_cast<double>(batch)));
+  }
+  out.sent += kLabelBytes * batch;
+  return out;
+}
+
 StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
                         std::optional<LayerId> cut) {
   const LayerGraph& graph = scenario.model;
@@ -138,26 +157,14 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
 
   if (plan.has_head()) {
     const auto ps_model = make_cost_model(scenario.ps_device);
-    const CutInfo info = graph.describe_cut(*cut);
     plan.head_micro_batch = head_time(graph, *ps_model, *cut, plan.batch);
     plan.head_full_batch = head_time(graph, *ps_model, *cut, plan.batch * plan.workers);
     for (LayerId id = *cut; id < graph.size(); ++id) {
       plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
     }
-    const auto per_image = [&](LayerId id) {
-      return whole_bytes(graph.layer(id).activation_bytes_per_image()) * plan.batch;
-    };
-    int64_t activations = 0;
-    for (const LayerId id : info.boundary) {
-      activations += per_image(id);
-      const Layer& layer = graph.layer(id);
-      if (layer.params() > 0 || layer.needs_input_gradient) plan.activation_grad_bytes += per_image(id);
-    }
-    if (info.boundary_has_model_input) {
-      activations += whole_bytes(Bytes(static_cast<double>(graph.input_shape().elements()) *
-                                       kBytesPerFloat * static_cast<double>(plan.batch)));
-    }
-    plan.boundary_bytes = activations + kLabelBytes * plan.batch;
+    const BoundaryBytes crossing = boundary_bytes(graph, *cut, plan.batch);
+    plan.boundary_bytes = crossing.sent;
+    plan.activation_grad_bytes = crossing.returned;
     const int64_t head_batch =
         strategy.head_mode == HeadMode::per_worker ? plan.batch : plan.batch * plan.workers;
     plan.ps_sources = sources_of(scenario.ps_device, *ps_model, graph, *cut, graph.size(),

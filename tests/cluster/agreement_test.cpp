@@ -95,10 +95,10 @@ void check_agreement(const std::string& model, const std::string& cut, int ps, i
     EXPECT_EQ(a["cut"], b["cut"]);
     EXPECT_EQ(channels(a), channels(b));
     // Bytes per host: the simulator's, the real run's and the schedule's, exactly.
-    std::optional<LayerId> cut;
-    if (!a["cut"].is_null()) cut = scenario.model.find(a["cut"].get<std::string>());
+    std::optional<LayerId> resolved;
+    if (!a["cut"].is_null()) resolved = scenario.model.find(a["cut"].get<std::string>());
     const schedule::Schedule s = schedule::build_schedule(
-        schedule::make_step_plan(scenario, scenario.strategies[i], cut), ps);
+        schedule::make_step_plan(scenario, scenario.strategies[i], resolved), ps);
     const auto expected = schedule::bytes_per_host(s);
     ASSERT_EQ(a["hosts"].size(), expected.size());
     ASSERT_EQ(b["hosts"].size(), expected.size());

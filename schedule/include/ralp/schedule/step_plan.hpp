@@ -108,6 +108,15 @@ struct StepPlan {
 // Labels are 32-bit integers, one per image.
 inline constexpr int64_t kLabelBytes = 4;
 
+// What crosses a cut each step for one worker's micro-batch of `batch` images: the boundary it
+// sends (activations, images when a head layer reads the model input, labels) and the gradients
+// it gets back (of the boundary tensors that need one).
+struct BoundaryBytes {
+  int64_t sent = 0;
+  int64_t returned = 0;
+};
+BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch);
+
 // Builds the plan of `strategy` with the first head layer `cut` (ralp and hybrid; ignored by ps
 // and allreduce). Throws std::invalid_argument when a ralp/hybrid plan has no cut.
 StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
