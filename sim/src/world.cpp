@@ -2,7 +2,10 @@
 #include "world.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
+
+#include <xbt/config.hpp>
 
 namespace sg4 = simgrid::s4u;
 
@@ -69,9 +72,8 @@ const std::vector<int32_t>& World::route(int32_t src, int32_t dst) {
 }
 
 void World::record_transfer(int32_t src, int32_t dst, int64_t bytes, int64_t step,
-                            const std::string& label, double start) {
+                            const std::string& label, double start, double end) {
   if (!measured(step)) return;
-  const double end = sg4::Engine::get_clock();
   const double b = static_cast<double>(bytes);
   host_out_[src] += b;
   host_in_[dst] += b;
@@ -93,9 +95,23 @@ void World::log_message(int32_t host, int64_t step, const schedule::Message& m) 
        m.payload_bytes});
 }
 
-void World::complete_part(int64_t step) {
+double World::idle_transfer_seconds(int32_t src, int32_t dst, int64_t bytes) const {
+  std::vector<sg4::Link*> links;
+  double latency = 0.0;
+  hosts_[src]->route_to(hosts_[dst], links, &latency);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+  const double latency_factor = simgrid::config::get_value<double>("network/latency-factor");
+  double rate = simgrid::config::get_value<double>("network/bandwidth-factor") * bandwidth;
+  const double gamma = simgrid::config::get_value<double>("network/TCP-gamma");
+  if (gamma > 0.0 && latency > 0.0) rate = std::min(rate, gamma / (2.0 * latency));
+  return latency_factor * latency + static_cast<double>(bytes) / rate;
+}
+
+void World::complete_part(int64_t step, double at) {
+  double& boundary = boundary_[static_cast<size_t>(step)];
+  boundary = std::max(boundary, at);
   if (--pending_parts_[static_cast<size_t>(step)] > 0) return;
-  boundary_[static_cast<size_t>(step)] = sg4::Engine::get_clock();
   // A step is complete once it and every earlier step have no parts left.
   while (completed_step_ + 1 < steps &&
          pending_parts_[static_cast<size_t>(completed_step_ + 1)] == 0) {

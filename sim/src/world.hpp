@@ -40,18 +40,21 @@ class World {
   // Records an interval of device work (compute-like) or of a copy, on `host`'s timeline.
   void record_work(int32_t host, int32_t peer, ActivityKind kind, int64_t step,
                    const std::string& label, double start, double end);
-  // Records a transfer of `bytes` on the wire, posted at `start` and complete now: both ends'
-  // timelines and splits, the hosts' and every route link's byte counts.
+  // Records a transfer of `bytes` on the wire from `start` to `end`: both ends' timelines and
+  // splits, the hosts' and every route link's byte counts.
   void record_transfer(int32_t src, int32_t dst, int64_t bytes, int64_t step,
-                       const std::string& label, double start);
+                       const std::string& label, double start, double end);
+  // The time a message of `bytes` takes from `src` to `dst` on an otherwise idle route: the
+  // route's latency and the bytes at its narrowest bandwidth, with the network model's factors.
+  [[nodiscard]] double idle_transfer_seconds(int32_t src, int32_t dst, int64_t bytes) const;
   // Records an interval in which `host` had a transfer in flight, for its time split only.
   void record_busy(int32_t host, int64_t step, double start, double end, bool compute);
   // Logs a message `host` sent in `step` (kept for the last step when asked).
   void log_message(int32_t host, int64_t step, const schedule::Message& message);
 
-  // Step completion: each step waits for the schedule's parts_per_step completions; the last
-  // one closes the step.
-  void complete_part(int64_t step);
+  // Step completion: each step waits for the schedule's parts_per_step completions, and ends at
+  // the latest of their times.
+  void complete_part(int64_t step, double at);
   void role_finished() { ++finished_roles_; }
 
   // Builds the result once the engine has run. Throws std::runtime_error when the simulation

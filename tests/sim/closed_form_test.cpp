@@ -114,11 +114,11 @@ TEST(ClosedForm, RalpTrafficIgnoresTheHeadsSizeButPsTrafficDoesNot) {
   EXPECT_GT(run(4000, "ps"), 10 * run(100, "ps"));
 }
 
-TEST(ClosedForm, SeveralShardsWithLatencyShareEachNicExactly) {
-  // Three shards placed greedily: fc1's 4 MB weight on ps-0, fc2's and fc3's 2 MB on ps-1 and
-  // ps-2; 4 workers; every NIC has 60 us latency, so a route costs L = 120 us. ps-0 is the
-  // bottleneck both ways: pulls 4 x (4 MB + 24 B) / 1 GB/s + L, pushes the same, then ps-0 tells
-  // the other shards the step is complete (one header, + L): 2 x 16.120096 + 0.120024 ms.
+// Three shards placed greedily: fc1's 4 MB weight on ps-0, fc2's and fc3's 2 MB on ps-1 and
+// ps-2; 4 workers; every NIC has 60 us latency, so a route costs L = 120 us. ps-0 is the
+// bottleneck both ways: pulls 4 x (4 MB + 24 B) / 1 GB/s + L, pushes the same, then ps-0 tells
+// the other shards the step is complete (one header, + L): 2 x 16.120096 + 0.120024 ms.
+sim::StrategyResult three_shards(bool lazy_network_update) {
   const std::string model = R"({"name": "m", "input": [1000, 1, 1], "layers": [
       {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
       {"name": "fc2", "type": "fc", "out_features": 500, "bias": false},
@@ -130,11 +130,24 @@ TEST(ClosedForm, SeveralShardsWithLatencyShareEachNicExactly) {
       kInstantDevice + R"(, "platform": {"kind": "star", "nic_bandwidth": "800Gbps",
       "ps_nic": {"bandwidth": "8Gbps"}, "latency": "60us"}}, "network_model": "ideal",
       "strategies": [{"name": "ps", "sharding": "greedy"}])");
-  const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  sim::RunOptions options;
+  options.lazy_network_update = lazy_network_update;
+  return sim::simulate_isolated(s, s.strategies[0], std::nullopt, options);
+}
+constexpr double kThreeShardsStep = 2 * (4 * (4e6 + 24) / 1e9 + 120e-6) + (24 / 1e9 + 120e-6);
+
+TEST(ClosedForm, SeveralShardsWithLatencyShareEachNicExactly) {
+  const auto r = three_shards(false);
   EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_in, 4 * (4e6 + 24) + 2 * 24);
-  const double expected = 2 * (4 * (4e6 + 24) / 1e9 + 120e-6) + (24 / 1e9 + 120e-6);
-  // The tiny step_done headers share ps-0's links for nanoseconds.
-  EXPECT_LT(relative_error(r.step_time_mean_s, expected), 1e-5) << r.step_time_mean_s;
+  EXPECT_LT(relative_error(r.step_time_mean_s, kThreeShardsStep), 1e-9) << r.step_time_mean_s;
+}
+
+TEST(ClosedForm, SimGridsLazyUpdateGetsSeveralShardsWrong) {
+  // Why the simulator uses SimGrid's full max-min update: with the lazy one (SimGrid's default),
+  // the twelve pushes that start together get shares their NICs cannot carry, and the step comes
+  // out about 24% short. Should a SimGrid release fix this, the full update is no longer needed.
+  const auto r = three_shards(true);
+  EXPECT_GT(relative_error(r.step_time_mean_s, kThreeShardsStep), 0.01) << r.step_time_mean_s;
 }
 
 // Ring all-reduce of one 4 MB buffer among 4 workers at 1 GB/s, compressed: the buffer is
