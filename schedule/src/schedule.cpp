@@ -492,6 +492,35 @@ std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int6
   return out;
 }
 
+RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member) {
+  const int64_t members = schedule.workers;
+  if (members < 2) return {};
+  const FusionBuffer& b = schedule.buffers.at(buffer);
+  const int64_t elements = b.bytes / static_cast<int64_t>(kBytesPerFloat);
+  const auto payload = [&](int64_t chunk) {
+    const int64_t raw = chunk_range(elements, members, chunk).size() *
+                        static_cast<int64_t>(kBytesPerFloat);
+    return schedule.plan.compressed(raw);
+  };
+  // chunk_range cuts the buffer into chunks of one size, then one shorter chunk, then empty
+  // ones: the sum over all chunks takes three terms.
+  const int64_t size = (elements + members - 1) / members;
+  const int64_t full = size > 0 ? elements / size : 0;
+  const int64_t partial = size > 0 && elements % size != 0 ? 1 : 0;
+  const int64_t empty = members - full - partial;
+  const int64_t all = full * payload(0) + (partial > 0 ? payload(full) : 0) +
+                      (empty > 0 ? empty * payload(members - 1) : 0);
+  // Member m sends every chunk but m + 1 while reducing and every chunk but m + 2 while
+  // gathering (ring_phase); it sums what m - 1 sends while reducing: every chunk but m.
+  const auto mod = [members](int64_t x) { return ((x % members) + members) % members; };
+  RingTotals t;
+  t.messages = 2 * (members - 1);
+  t.wire_bytes = 2 * all - payload(mod(member + 1)) - payload(mod(member + 2)) +
+                 t.messages * kHeaderBytes;
+  t.reduced_bytes = all - payload(mod(member));
+  return t;
+}
+
 std::vector<HostBytes> bytes_per_host(const Schedule& schedule) {
   std::vector<HostBytes> out(schedule.roles.size());
   const auto count = [&](int32_t src, const Message& m) {

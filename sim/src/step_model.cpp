@@ -142,6 +142,7 @@ struct Model {
   bool draining = false;
   bool coalesced = false;
   double latency_factor = 1.0;
+  Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
   // completions is a loop and not a recursion as deep as the cluster.
@@ -173,13 +174,14 @@ Role::Role(Model& model, const RoleSchedule& schedule)
       ++in_degree_[i];
     }
   }
+  std::map<std::pair<Stream, int32_t>, size_t> index;  // (kind, peer) -> stream
   for (uint32_t i = 0; i < n; ++i) {
     const Op& op = schedule.ops[i];
     const Stream kind = op.stream();
     const int32_t peer = kind == Stream::send || kind == Stream::receive ? op.message.peer : -1;
-    size_t s = 0;
-    while (s < streams_.size() && !(streams_[s].kind == kind && streams_[s].peer == peer)) ++s;
-    if (s == streams_.size()) streams_.push_back({kind, peer});
+    const auto [it, added] = index.try_emplace({kind, peer}, streams_.size());
+    const size_t s = it->second;
+    if (added) streams_.push_back({kind, peer});
     streams_[s].ops.push_back(i);
     stream_of_[i] = static_cast<uint32_t>(s);
   }
@@ -463,9 +465,6 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
   sg4::Mailbox* out = world.mailbox("ring", host, next);
   sg4::Mailbox* in = world.mailbox("ring", previous, host);
   const auto buffer = static_cast<size_t>(op.buffer);
-  const std::vector<Message> sends = schedule::ring_messages(m.schedule, buffer, member);
-  const std::vector<Message> receives =
-      schedule::ring_messages(m.schedule, buffer, (member + n - 1) % n);
   const BytesPerSecond sum_rate = m.schedule.plan.worker_sum_rate;
   const std::string label =
       world.traced(k) ? "all-reduce " + std::to_string(op.buffer) : std::string();
@@ -475,9 +474,16 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     world.record_work(host, next, ActivityKind::encode, k, label, job_start,
                       sg4::Engine::get_clock());
   }
+  // The phases' messages are listed only where each is its own flow or is logged: a member's
+  // list is as long as the ring.
+  std::vector<Message> sends;
+  std::vector<Message> receives;
+  if (!m.coalesced || world.logs_messages(k)) {
+    sends = schedule::ring_messages(m.schedule, buffer, member);
+    receives = schedule::ring_messages(m.schedule, buffer, (member + n - 1) % n);
+  }
   for (const Message& s : sends) world.log_message(host, k, s);
-  int64_t reduced_bytes = 0;  // received in reduce-scatter phases
-  for (size_t p = 0; p + 1 < static_cast<size_t>(n); ++p) reduced_bytes += receives[p].payload_bytes;
+  const schedule::RingTotals totals = schedule::ring_totals(m.schedule, buffer, member);
   Message* payload = nullptr;
   if (m.coalesced) {
     // Every phase of a homogeneous ring moves its chunks over the same routes at the same rates,
@@ -486,13 +492,12 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     std::vector<sg4::Link*> links;
     double route_latency = 0.0;
     world.host(host)->route_to(world.host(next), links, &route_latency);
-    int64_t wire = 0;
-    for (const Message& s : sends) wire += s.wire_bytes();
-    sg4::this_actor::sleep_for(static_cast<double>(sends.size() - 1) * m.latency_factor *
+    const int64_t wire = totals.wire_bytes;
+    const int64_t reduced_bytes = totals.reduced_bytes;
+    sg4::this_actor::sleep_for(static_cast<double>(totals.messages - 1) * m.latency_factor *
                                route_latency);
     const double start = sg4::Engine::get_clock();
-    sg4::CommPtr send = out->put_async(const_cast<Message*>(&sends.front()),
-                                       static_cast<uint64_t>(wire));
+    sg4::CommPtr send = out->put_async(&m.ring_token, static_cast<uint64_t>(wire));
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();
     world.record_transfer(host, next, wire, k, label, start, sg4::Engine::get_clock());

@@ -89,7 +89,7 @@ void World::record_transfer(int32_t src, int32_t dst, int64_t bytes, int64_t ste
 }
 
 void World::log_message(int32_t host, int64_t step, const schedule::Message& m) {
-  if (!options_.messages || step != steps - 1) return;
+  if (!logs_messages(step)) return;
   messages_[static_cast<size_t>(host)].push_back(
       {std::string(schedule::to_string(m.kind)), names_[static_cast<size_t>(m.peer)], m.item,
        m.payload_bytes});

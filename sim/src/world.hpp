@@ -33,6 +33,9 @@ class World {
   [[nodiscard]] const std::string& host_name(int32_t index) const { return names_[index]; }
   [[nodiscard]] bool traced(int64_t step) const { return options_.timeline && step == steps - 1; }
   [[nodiscard]] bool measured(int64_t step) const { return step >= warmup; }
+  [[nodiscard]] bool logs_messages(int64_t step) const {
+    return options_.messages && step == steps - 1;
+  }
 
   // Named mailbox "kind:src>dst", created once.
   simgrid::s4u::Mailbox* mailbox(const std::string& kind, int32_t src, int32_t dst);

@@ -118,6 +118,39 @@ TEST(Schedule, AllreduceNegotiatesThenRings) {
   EXPECT_EQ(s.parts_per_step, 2);
 }
 
+TEST(Schedule, RingTotalsAddUpTheRingsMessages) {
+  // 10,000 elements cut into even chunks, an uneven last one (3, 7 and 4,096 members), or empty
+  // ones past the end (4,096 members: 3,333 chunks of 3, one of 1, 762 empty); each
+  // compression's size of an empty chunk differs.
+  for (const char* compression : {R"({"kind": "none"})", R"({"kind": "fp16"})", R"({"kind": "int8"})",
+                                  R"({"kind": "topk", "ratio": 0.01})"}) {
+    for (const int workers : {2, 3, 7, 16, 4096}) {
+      const std::string text = R"({"name": "t", "model": {"name": "fc", "input": [1000, 1, 1],
+          "layers": [{"name": "fc", "type": "fc", "out_features": 10, "bias": false},
+                     {"name": "loss", "type": "softmax_cross_entropy"}]},
+          "batch_per_worker": 8, "cluster": {"workers": )" + std::to_string(workers) +
+                               R"(, "parameter_servers": 0, "worker_device": "v100",
+          "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+          "compression": )" + compression + R"(, "strategies": ["allreduce"]})";
+      const Scenario sc = parse_scenario(parse_json_text(text, "t.json"), "t.json", ".");
+      const Schedule s = schedule_of(sc);
+      for (const int64_t member : {int64_t{0}, int64_t{1}, int64_t{workers - 1}}) {
+        const auto sends = ring_messages(s, 0, member);
+        const auto receives = ring_messages(s, 0, (member + workers - 1) % workers);
+        RingTotals expected;
+        expected.messages = static_cast<int64_t>(sends.size());
+        for (const Message& m : sends) expected.wire_bytes += m.wire_bytes();
+        for (int p = 0; p + 1 < workers; ++p) expected.reduced_bytes += receives[p].payload_bytes;
+        const RingTotals t = ring_totals(s, 0, member);
+        EXPECT_EQ(t.messages, expected.messages) << compression << " " << workers << " " << member;
+        EXPECT_EQ(t.wire_bytes, expected.wire_bytes) << compression << " " << workers << " " << member;
+        EXPECT_EQ(t.reduced_bytes, expected.reduced_bytes)
+            << compression << " " << workers << " " << member;
+      }
+    }
+  }
+}
+
 TEST(Schedule, SeveralShardsAgreeOnTheStepsEnd) {
   // Two shards, one variable: shard 1 idles but still reports to ps-0, which answers.
   const Schedule s = schedule_of(scenario(R"(["ps"])", 2, 2));

@@ -161,4 +161,14 @@ std::vector<HostBytes> bytes_per_host(const Schedule& schedule);
 // (2 (W - 1) of them, each a chunk of the buffer cut as fusion.hpp's chunk_range cuts it).
 std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int64_t member);
 
+// The same ring's sums for one member, without listing its messages (constant time, for rings
+// of thousands): what ring_messages(schedule, buffer, member) adds up to, and the payload bytes
+// the member receives in the reduce-scatter phases (those it sums).
+struct RingTotals {
+  int64_t messages = 0;
+  int64_t wire_bytes = 0;      // sent, headers included
+  int64_t reduced_bytes = 0;   // received in the first W - 1 phases
+};
+RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member);
+
 }  // namespace ralp::schedule
