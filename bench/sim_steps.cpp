@@ -1,9 +1,11 @@
 // Benchmark: wall time per simulated step and peak memory of VGG-16 under ps, ralp (cut at fc6)
 // and allreduce on a 10 Gbps star, for 8 to 16,384 workers; each simulation in its own process,
-// as ralp runs them. The reference measured in the same run is the message-level ring beside the
-// coalesced one.
+// as ralp runs them. References measured in the same run: the message-level ring beside the
+// coalesced one, and, up to --lazy-max-workers (default 1,024), each row again under SimGrid's
+// lazy max-min update (its cost and how far its step time strays from the full update's).
 //
 //   build/bench/sim_steps [--max-workers N] [--steps K] [--network tcp|ideal]
+//                         [--lazy-max-workers N]
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -46,7 +48,7 @@ struct Row {
 };
 
 // Runs one simulation in a child process, so that its peak memory is its own.
-Row measure(const ralp::Scenario& s, const ralp::StrategySpec& strategy, int steps) {
+Row measure(const ralp::Scenario& s, const ralp::StrategySpec& strategy, int steps, bool lazy) {
   int fds[2];
   if (pipe(fds) != 0) std::abort();
   std::fflush(nullptr);
@@ -56,7 +58,9 @@ Row measure(const ralp::Scenario& s, const ralp::StrategySpec& strategy, int ste
     const auto cut =
         strategy.kind == ralp::StrategyKind::ralp ? s.model.find("fc6") : std::nullopt;
     const auto start = std::chrono::steady_clock::now();
-    const auto r = ralp::sim::simulate_isolated(s, strategy, cut, {});
+    ralp::sim::RunOptions options;
+    options.lazy_network_update = lazy;
+    const auto r = ralp::sim::simulate_isolated(s, strategy, cut, options);
     Row row;
     row.wall_per_step = std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                             .count() / static_cast<double>(steps + 1);
@@ -91,10 +95,12 @@ int main(int argc, char** argv) {
   int max_workers = 16384;
   int steps = 2;
   std::string network = "tcp";
+  int lazy_max_workers = 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--max-workers") == 0) max_workers = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--network") == 0) network = argv[i + 1];
+    if (std::strcmp(argv[i], "--lazy-max-workers") == 0) lazy_max_workers = std::atoi(argv[i + 1]);
   }
   utsname host{};
   uname(&host);
@@ -102,8 +108,9 @@ int main(int argc, char** argv) {
               network.c_str());
   std::printf("machine: %s %s, load %s; %d simulated steps (1 warm-up + %d) per run\n",
               host.sysname, host.machine, loadavg().c_str(), steps + 1, steps);
-  std::printf("%8s  %-18s  %14s  %13s  %16s  %12s  %9s\n", "workers", "strategy",
-              "wall/step (s)", "cpu/step (s)", "simulated step", "vs coalesced", "peak MiB");
+  std::printf("%8s  %-18s  %14s  %13s  %16s  %12s  %9s  %14s  %12s\n", "workers", "strategy",
+              "wall/step (s)", "cpu/step (s)", "simulated step", "vs coalesced", "peak MiB",
+              "lazy wall/step", "lazy step");
   for (int workers = 8; workers <= max_workers; workers *= (workers < 64 ? 8 : 4)) {
     const ralp::Scenario s = scenario(workers, steps, network);
     double coalesced = 0.0;
@@ -111,14 +118,22 @@ int main(int argc, char** argv) {
       const auto& strategy = s.strategies[i];
       // The message-level ring costs 2(W-1) messages per worker and buffer: skip it past 256.
       if (strategy.label == "allreduce-message" && workers > 256) continue;
-      const Row row = measure(s, strategy, steps);
+      const Row row = measure(s, strategy, steps, false);
       const double wall = row.wall_per_step;
       if (strategy.label == "allreduce") coalesced = wall;
       char ratio[32] = "";
       if (strategy.label == "allreduce-message") std::snprintf(ratio, sizeof ratio, "%.1fx", wall / coalesced);
-      std::printf("%8d  %-18s  %14.3f  %13.3f  %14.3f s  %12s  %9.0f\n", workers,
+      char lazy_wall[32] = "-";
+      char lazy_step[32] = "-";
+      if (workers <= lazy_max_workers) {
+        const Row lazy = measure(s, strategy, steps, true);
+        std::snprintf(lazy_wall, sizeof lazy_wall, "%.3f", lazy.wall_per_step);
+        std::snprintf(lazy_step, sizeof lazy_step, "%+.2f%%",
+                      100.0 * (lazy.simulated_step / row.simulated_step - 1.0));
+      }
+      std::printf("%8d  %-18s  %14.3f  %13.3f  %14.3f s  %12s  %9.0f  %14s  %12s\n", workers,
                   strategy.label.c_str(), wall, row.cpu_per_step, row.simulated_step, ratio,
-                  row.peak_mib);
+                  row.peak_mib, lazy_wall, lazy_step);
       std::fflush(stdout);
     }
   }

@@ -21,10 +21,19 @@ class RoleBuilder {
  public:
   explicit RoleBuilder(RoleSchedule& role) : role_(role) {}
 
+  // Consecutive operations with the same dependencies share one list (the coordinator's go to
+  // each of W workers waits for the same W readies: W lists would cost W squared).
   OpIndex add(Op op, const std::vector<OpIndex>& after = {}) {
-    op.after_begin = static_cast<uint32_t>(role_.after.size());
-    for (const OpIndex a : after) role_.after.push_back(a);
-    op.after_end = static_cast<uint32_t>(role_.after.size());
+    const bool same = !role_.ops.empty() && !after.empty() &&
+                      std::ranges::equal(role_.after_of(role_.ops.back()), after);
+    if (same) {
+      op.after_begin = role_.ops.back().after_begin;
+      op.after_end = role_.ops.back().after_end;
+    } else {
+      op.after_begin = static_cast<uint32_t>(role_.after.size());
+      for (const OpIndex a : after) role_.after.push_back(a);
+      op.after_end = static_cast<uint32_t>(role_.after.size());
+    }
     role_.ops.push_back(op);
     return static_cast<OpIndex>(role_.ops.size() - 1);
   }

@@ -117,9 +117,16 @@ class Role {
   Model& model_;
   World& world_;
   const RoleSchedule& schedule_;
-  std::vector<std::vector<uint32_t>> dependents_;
-  std::vector<int32_t> in_degree_;
-  std::vector<int32_t> remaining_;
+  struct Join {
+    int32_t size = 0;  // dependencies
+    std::vector<uint32_t> ops;  // the operations waiting on them
+    int32_t remaining = 0;
+  };
+  std::vector<std::vector<int32_t>> dependents_;  // per operation: the joins it counts in
+  std::vector<Join> joins_;
+  std::vector<double> join_ready_at_;
+  std::vector<int32_t> join_of_;    // per operation, -1 without dependencies
+  std::vector<int32_t> remaining_;  // per operation: 1 while its join is open
   std::vector<double> ready_at_;
   std::vector<uint32_t> stream_of_;
   std::vector<sg4::SemaphorePtr> waiting_;
@@ -166,13 +173,22 @@ Role::Role(Model& model, const RoleSchedule& schedule)
     : model_(model), world_(model.world), schedule_(schedule) {
   const size_t n = schedule.ops.size();
   dependents_.resize(n);
-  in_degree_.assign(n, 0);
+  join_of_.assign(n, -1);
   stream_of_.assign(n, 0);
+  // One join per distinct dependency list: operations that share a list (schedule.hpp) wait on
+  // one counter.
+  std::map<std::pair<uint32_t, uint32_t>, int32_t> join_index;
   for (uint32_t i = 0; i < n; ++i) {
-    for (const uint32_t a : schedule.after_of(schedule.ops[i])) {
-      dependents_[a].push_back(i);
-      ++in_degree_[i];
+    const Op& op = schedule.ops[i];
+    if (op.after_begin == op.after_end) continue;
+    const auto [it, added] = join_index.try_emplace({op.after_begin, op.after_end},
+                                                    static_cast<int32_t>(joins_.size()));
+    if (added) {
+      joins_.push_back({static_cast<int32_t>(op.after_end - op.after_begin), {}});
+      for (const uint32_t a : schedule.after_of(op)) dependents_[a].push_back(it->second);
     }
+    joins_[static_cast<size_t>(it->second)].ops.push_back(i);
+    join_of_[i] = it->second;
   }
   std::map<std::pair<Stream, int32_t>, size_t> index;  // (kind, peer) -> stream
   for (uint32_t i = 0; i < n; ++i) {
@@ -197,6 +213,7 @@ Role::Role(Model& model, const RoleSchedule& schedule)
     }
   }
   waiting_.assign(n, nullptr);
+  remaining_.assign(n, 0);
   for (size_t i = 0; i < streams_.size(); ++i) {
     starts_.push_back(sg4::Semaphore::create(0));
     selves_.push_back(sg4::Semaphore::create(0));
@@ -205,7 +222,11 @@ Role::Role(Model& model, const RoleSchedule& schedule)
 }
 
 void Role::reset() {
-  remaining_ = in_degree_;
+  for (size_t i = 0; i < schedule_.ops.size(); ++i) remaining_[i] = join_of_[i] < 0 ? 0 : 1;
+  for (Join& j : joins_) {
+    j.remaining = j.size;
+  }
+  join_ready_at_.assign(joins_.size(), step_start_);
   ready_at_.assign(schedule_.ops.size(), step_start_);
   completed_ = 0;
   step_end_ = step_start_;
@@ -231,14 +252,20 @@ void Role::enqueue(size_t stream) {
 void Role::complete(uint32_t op, double at) {
   step_end_ = std::max(step_end_, at);
   if (schedule_.ops[op].ends_part) world_.complete_part(step_, at);
-  for (const uint32_t d : dependents_[op]) {
-    ready_at_[d] = std::max(ready_at_[d], at);
-    if (--remaining_[d] > 0) continue;
-    const size_t s = stream_of_[d];
-    if (streams_[s].played) {
-      enqueue(s);
-    } else if (waiting_[d]) {
-      waiting_[d]->release();
+  for (const int32_t j : dependents_[op]) {
+    Join& join = joins_[static_cast<size_t>(j)];
+    double& ready = join_ready_at_[static_cast<size_t>(j)];
+    ready = std::max(ready, at);
+    if (--join.remaining > 0) continue;
+    for (const uint32_t d : join.ops) {
+      ready_at_[d] = ready;
+      remaining_[d] = 0;
+      const size_t s = stream_of_[d];
+      if (streams_[s].played) {
+        enqueue(s);
+      } else if (waiting_[d]) {
+        waiting_[d]->release();
+      }
     }
   }
   if (++completed_ < schedule_.ops.size()) return;

@@ -104,7 +104,7 @@ struct RoleSchedule {
   int32_t host = 0;
   std::string name;  // "ps-0", "worker-3"
   std::vector<Op> ops;
-  std::vector<uint32_t> after;  // dependency lists of ops, indices into ops
+  std::vector<uint32_t> after;  // dependency lists of ops, indices into ops (ops may share one)
   [[nodiscard]] std::span<const uint32_t> after_of(const Op& op) const {
     return {after.data() + op.after_begin, after.data() + op.after_end};
   }
