@@ -114,9 +114,14 @@ int main(int argc, char** argv) {
     std::string name;
     ralp::sweep::PoolOptions pool;
   };
-  std::vector<Mode> modes{{"in-process, one after another", {1, false, {}}},
-                          {"one process per point, --jobs 1", {1, true, {}}},
-                          {"one process per point, --jobs " + std::to_string(jobs), {jobs, true, {}}}};
+  using ralp::sweep::Isolation;
+  const std::string j = std::to_string(jobs);
+  std::vector<Mode> modes{
+      {"in-process, one after another", {1, Isolation::in_process, {}}},
+      {"a fresh process per point, 1 at a time", {1, Isolation::process_per_point, {}}},
+      {"a fresh process per point, " + j + " at a time", {jobs, Isolation::process_per_point, {}}},
+      {"1 worker process", {1, Isolation::workers, {}}},
+      {j + " worker processes (ralp sweep --jobs " + j + ")", {jobs, Isolation::workers, {}}}};
   std::vector<double> times;
   std::vector<std::string> outputs;
   for (size_t m = 0; m < modes.size(); ++m) {
@@ -130,16 +135,18 @@ int main(int argc, char** argv) {
     }
     outputs.push_back(std::move(bytes));
     char line[256];
-    std::snprintf(line, sizeof line, "  %-40s %8.2f s  %8.1f points/s  (load %s)",
+    std::snprintf(line, sizeof line, "  %-48s %8.2f s  %8.1f points/s  (load %s)",
                   modes[m].name.c_str(), t, static_cast<double>(points) / t,
                   load_average().c_str());
     std::cout << line << "\n";
   }
   const double per_point_ms = (times[1] - times[0]) / static_cast<double>(points) * 1e3;
+  const double worker_ms = (times[3] - times[0]) / static_cast<double>(points) * 1e3;
   char line[256];
   std::snprintf(line, sizeof line,
-                "process-per-point overhead: %.2f ms per point (%.1f%% of the one-process run)",
-                per_point_ms, 100.0 * (times[1] - times[0]) / times[1]);
+                "overhead against in-process: a fresh process per point %.2f ms per point, a "
+                "worker process %.2f ms per point",
+                per_point_ms, worker_ms);
   std::cout << line << "\n";
   bool same = true;
   for (const auto& o : outputs) same = same && o == outputs.front();
