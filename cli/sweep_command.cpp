@@ -1,5 +1,5 @@
 // `ralp sweep`: a scenario over axes of workers, bandwidth, batch, device, PS count and latency,
-// every point in its own process (and across MPI ranks under mpirun), streamed to CSV in point
+// the points in worker processes (and across MPI ranks under mpirun), streamed to CSV in point
 // order and gathered into JSON.
 #include <unistd.h>
 
@@ -111,7 +111,7 @@ int run_sweep(const SweepCommandOptions& o, sweep::Ranks& ranks, bool& started) 
       std::error_code ec;
       std::filesystem::create_directories(dir, ec);
       if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
-        throw InputError("--out", "", "names " + dir.string() +
+        throw InputError("", "--out", "names " + dir.string() +
                                           ", which is not a writable folder and cannot be made one");
       }
       if (o.resume) finished = sweep::read_finished_points(dir, spec, points);
@@ -168,7 +168,7 @@ void add_sweep_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers and "
-      "latency (the cartesian product, in that order), every point in its own process, and "
+      "latency (the cartesian product, in that order), points in parallel worker processes, and "
       "write DIR/sweep.csv (in point order, as points finish) and DIR/sweep.json "
       "(docs/sweep.md); under mpirun the points are divided among the ranks");
   cmd->add_option("input", options->input,
@@ -196,7 +196,7 @@ void add_sweep_command(CLI::App& app, Action& action) {
                       "step model, as simulate --fidelity analytic")
           ->check(CLI::IsMember({"event", "analytic"}));
   cmd->add_option("--out", options->out, "Folder for sweep.csv and sweep.json (default sweep-out)");
-  cmd->add_option("--jobs", options->jobs, "Points at once, each in its own process (default: "
+  cmd->add_option("--jobs", options->jobs, "Points at once, in as many worker processes (default: "
                                            "one per CPU; per rank under mpirun)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--resume", options->resume,
