@@ -89,7 +89,10 @@ std::string csv_header(const SweepSpec& spec) {
 
 std::string csv_rows(const SweepPoint& point, const Json& outcome) {
   std::string prefix = std::to_string(point.index);
-  for (const auto& [axis, value] : point.values) prefix += "," + csv_field(value);
+  for (const auto& [axis, value] : point.values) {
+    prefix.push_back(',');
+    prefix.append(csv_field(value));
+  }
   std::string out;
   for (const Json& r : outcome.at("results")) {
     const std::string fields[] = {
