@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
     }
   }
   const std::filesystem::path source = RALP_SOURCE_DIR;
-  const std::vector<std::string> files{"scenarios/sweeps/vgg16-workers-bandwidth.sweep.json",
-                                       "scenarios/sweeps/resnet50-workers-bandwidth.sweep.json"};
+  const std::vector<std::string> files{"scenarios/sweeps/vgg16-workers-bandwidth.sweep",
+                                       "scenarios/sweeps/resnet50-workers-bandwidth.sweep"};
   const std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
