@@ -37,6 +37,14 @@ void add_place_command(CLI::App& app, Action& action) {
 }
 #endif
 
+#ifndef RALP_HAVE_SWEEP
+void add_sweep_command(CLI::App& app, Action& action) {
+  add_unavailable(app, action, "sweep", "Run a scenario over axes of values (not in this build)",
+                  "this ralp was built without SimGrid: install libsimgrid-dev (scripts/setup "
+                  "does) and rebuild");
+}
+#endif
+
 #ifndef RALP_HAVE_CALIBRATE
 void add_calibrate_command(CLI::App& app, Action& action) {
   add_unavailable(app, action, "calibrate", "Measure kernels into a profile (not in this build)",

@@ -1,0 +1,228 @@
+// `ralp sweep`: a scenario over axes of workers, bandwidth, batch, device, PS count and latency,
+// the points in worker processes (and across MPI ranks under mpirun), streamed to CSV in point
+// order and gathered into JSON.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "commands.hpp"
+#include "ralp/sweep/output.hpp"
+#include "ralp/sweep/ranks.hpp"
+#include "ralp/sweep/run.hpp"
+#include "ralp/sweep/spec.hpp"
+
+namespace ralp::cli {
+namespace {
+
+struct SweepCommandOptions {
+  std::string input;
+  std::string out = "sweep-out";
+  std::string fidelity = "event";
+  CLI::Option* fidelity_option = nullptr;
+  int jobs = 0;
+  bool resume = false;
+  bool quiet = false;
+  std::map<std::string, std::string> lists;
+  std::vector<std::pair<std::string, CLI::Option*>> axis_options;
+};
+
+std::string option_name(const std::string& axis) {
+  std::string out = axis;
+  for (char& c : out) c = c == '_' ? '-' : c;
+  return "--" + out;
+}
+
+sweep::SweepSpec read_spec(const SweepCommandOptions& o) {
+  sweep::SweepSpec spec;
+  const Json document = read_json_file(o.input);
+  if (sweep::is_sweep_file(document)) {
+    spec = sweep::read_sweep_file(o.input);
+  } else {
+    spec.base = o.input;
+    spec.base_path = o.input;
+  }
+  for (const auto& [axis, option] : o.axis_options) {
+    if (option->count() == 0) continue;
+    sweep::set_axis(spec, {axis, sweep::expand_axis_list(axis, o.lists.at(axis), "",
+                                                         option_name(axis))});
+  }
+  if (o.fidelity_option->count() > 0) spec.fidelity = o.fidelity;
+  return spec;
+}
+
+// Progress on stderr: rewritten in place on a terminal, else a line every few seconds.
+class Progress {
+ public:
+  Progress(bool enabled, size_t total)
+      : enabled_(enabled && total > 0), tty_(isatty(STDERR_FILENO) != 0), total_(total) {}
+
+  void point_done(const sweep::SweepPoint& point) {
+    ++done_;
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (!tty_ && done_ < total_ &&
+        std::chrono::duration<double>(now - last_).count() < kLineInterval) {
+      return;
+    }
+    last_ = now;
+    const double eta =
+        elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "sweep: %zu/%zu points, last point %zu (%s), %.0f s elapsed, about %.0f s left",
+                  done_, total_, point.index, point.describe().c_str(), elapsed, eta);
+    if (tty_) {
+      std::cerr << "\r" << line << "\033[K" << std::flush;
+    } else {
+      std::cerr << line << '\n' << std::flush;
+    }
+  }
+
+  void finish() const {
+    if (enabled_ && tty_) std::cerr << "\r\033[K" << std::flush;
+  }
+
+ private:
+  static constexpr double kLineInterval = 5.0;
+  bool enabled_;
+  bool tty_;
+  size_t total_;
+  size_t done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_ = start_;
+};
+
+// `started` turns true once every rank has begun running points.
+int run_sweep(const SweepCommandOptions& o, sweep::Ranks& ranks, bool& started) {
+  const sweep::SweepSpec spec = read_spec(o);
+  const std::vector<sweep::SweepPoint> points = sweep::make_points(spec);
+  const std::filesystem::path dir = o.out;
+  // Rank 0 prepares the folder and reads what a resumed run already has; every rank learns how
+  // many points are done (or -1: rank 0 refused and reports why).
+  std::vector<Json> finished;
+  if (ranks.rank() == 0) {
+    try {
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
+        throw InputError("", "--out", "names " + dir.string() +
+                                          ", which is not a writable folder and cannot be made one");
+      }
+      if (o.resume) finished = sweep::read_finished_points(dir, spec, points);
+    } catch (...) {
+      ranks.broadcast(-1);
+      throw;
+    }
+  }
+  const int64_t skipped = ranks.broadcast(static_cast<int64_t>(finished.size()));
+  if (skipped < 0) return kExitBadInput;
+  started = true;
+  std::vector<size_t> mine;
+  for (size_t i = static_cast<size_t>(skipped); i < points.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(ranks.size())) == ranks.rank()) mine.push_back(i);
+  }
+  sweep::PoolOptions pool;
+  pool.jobs = o.jobs;
+  if (ranks.rank() != 0) {
+    sweep::run_points(points, mine, spec.fidelity, pool, [&](size_t index, const Json& outcome) {
+      ranks.send_result(index, outcome.dump());
+    });
+    return kExitOk;
+  }
+  const size_t skipped_points = finished.size();
+  sweep::SweepWriter writer(dir, spec, points, std::move(finished));
+  Progress progress(!o.quiet, points.size() - skipped_points);
+  const auto accept = [&](size_t index, const Json& outcome) {
+    writer.add(index, outcome);
+    progress.point_done(points.at(index));
+  };
+  const auto receive = [&](bool wait) {
+    while (auto message = ranks.receive_result(wait)) {
+      accept(message->first, Json::parse(message->second));
+      if (wait) break;
+    }
+  };
+  if (ranks.size() > 1) pool.idle = [&] { receive(false); };
+  sweep::run_points(points, mine, spec.fidelity, pool, accept);
+  while (writer.written() < points.size()) receive(true);
+  writer.finish();
+  progress.finish();
+  size_t rows = 0;
+  for (const auto& p : points) rows += p.scenario.strategies.size();
+  std::cout << "sweep: " << points.size() << " points (" << skipped_points << " resumed), "
+            << rows << " rows, " << spec.fidelity << " fidelity: wrote "
+            << (dir / "sweep.csv").string() << " and " << (dir / "sweep.json").string() << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, Action& action) {
+  auto options = std::make_shared<SweepCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "sweep",
+      "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers and "
+      "latency (the cartesian product, in that order), points in parallel worker processes, and "
+      "write DIR/sweep.csv (in point order, as points finish) and DIR/sweep.json "
+      "(docs/sweep.md); under mpirun the points are divided among the ranks");
+  cmd->add_option("input", options->input,
+                  "A scenario file, or a sweep file (a base scenario and its axes, docs/sweep.md)")
+      ->required();
+  const std::map<std::string, std::string> helps{
+      {"workers", "Worker counts: 1,2,4..64 (A..B doubles from A to B; A-B every integer; A-B:S "
+                  "every S-th)"},
+      {"bandwidth", "NIC bandwidths: 1Gbps,10Gbps"},
+      {"batch", "Batches per worker, as --workers"},
+      {"device", "Worker device profiles: gtx1080ti,v100"},
+      {"parameter_servers", "Parameter server counts, as --workers"},
+      {"latency", "Link latencies: 5us,50us"},
+      {"strategies", "The strategies every point runs: ps,ralp,allreduce,hybrid (a label of the "
+                     "scenario, else a kind with default options)"}};
+  for (const std::string& axis : sweep::axis_names()) {
+    CLI::Option* option = cmd->add_option(option_name(axis), options->lists[axis], helps.at(axis))
+                              ->type_name("LIST")
+                              ->group("Axes");
+    options->axis_options.emplace_back(axis, option);
+  }
+  options->fidelity_option =
+      cmd->add_option("--fidelity", options->fidelity,
+                      "event: SimGrid's event simulation (default); analytic: the closed-form "
+                      "step model, as simulate --fidelity analytic")
+          ->check(CLI::IsMember({"event", "analytic"}));
+  cmd->add_option("--out", options->out, "Folder for sweep.csv and sweep.json (default sweep-out)");
+  cmd->add_option("--jobs", options->jobs, "Points at once, in as many worker processes (default: "
+                                           "one per CPU; per rank under mpirun)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--resume", options->resume,
+                "Keep the points DIR/sweep.csv already holds (same sweep only) and run the rest");
+  cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  cmd->callback([&action, options] {
+    action = [options] {
+      sweep::Ranks& ranks = sweep::Ranks::world();
+      bool started = false;
+      if (ranks.size() == 1) return run_sweep(*options, ranks, started);
+      // Bad input found before the points start is the same on every rank (they read the same
+      // files): rank 0 reports it, the others stay silent. A failure once points run stops
+      // every rank.
+      try {
+        return run_sweep(*options, ranks, started);
+      } catch (const InputError& e) {
+        if (!started && ranks.rank() != 0) return kExitBadInput;
+        if (!started) throw;
+        std::cerr << "error: " << e.what() << '\n';
+        ranks.abort(kExitBadInput);
+      } catch (const std::exception& e) {
+        std::cerr << "error: rank " << ranks.rank() << ": " << e.what() << '\n';
+        ranks.abort(kExitFailure);
+      }
+    };
+  });
+}
+
+}  // namespace ralp::cli
