@@ -1,20 +1,19 @@
-// Results as JSON (the --json output, and the form child processes return them in), CSV, and
-// Chrome trace events (the --trace output; opens in Perfetto and chrome://tracing).
+// The documents the modes write: a simulated scenario as JSON (`ralp simulate --json`), CSV
+// (`--csv`) and Chrome trace events (`--trace`; opens in Perfetto and chrome://tracing), and a
+// measured run as JSON (`ralp cluster --json`). A strategy's own JSON form sits with its type
+// (core/simulation_result.hpp), since simulation processes return results in it.
 #pragma once
 
 #include <string>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/sim/result.hpp"
+#include "ralp/core/measured_result.hpp"
+#include "ralp/core/simulation_result.hpp"
 
-namespace ralp::sim {
+namespace ralp::reports {
 
-// Every field of a StrategyResult; the timeline only when asked.
-Json to_json(const StrategyResult& result, bool with_timeline);
-// The inverse of to_json; throws std::runtime_error on a malformed document.
-StrategyResult strategy_result_from_json(const Json& json);
-
-// {"scenario": {...}, "results": [...]}: the document `ralp simulate --json` writes.
+// {"scenario": {...}, "results": [...], "verdict": {...}}: the document `ralp simulate --json`
+// writes.
 Json to_json(const ScenarioResult& result);
 
 // One row per strategy with the table's columns; numbers in SI units (seconds, bytes).
@@ -24,4 +23,8 @@ std::string to_csv(const ScenarioResult& result);
 // peer, times in microseconds, the last simulated step of each strategy.
 Json to_chrome_trace(const ScenarioResult& result);
 
-}  // namespace ralp::sim
+// {"scenario": {..., "mode": "measured"}, "results": [...]}: the document `ralp cluster --json`
+// writes, whose shared fields match `ralp simulate --json`'s.
+Json to_json(const MeasuredRun& run);
+
+}  // namespace ralp::reports

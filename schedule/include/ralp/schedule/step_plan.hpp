@@ -11,6 +11,7 @@
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/sharding.hpp"
+#include "ralp/core/simulation_result.hpp"
 
 namespace ralp::schedule {
 
@@ -26,17 +27,6 @@ struct LayerTimes {
   Seconds forward;
   Seconds backward_data;
   Seconds backward_weight;
-};
-
-// Which profile gave the times, and how many layers each source covered.
-struct ComputeSources {
-  std::string profile;         // device profile name
-  std::string profile_source;  // "datasheet" or "measured"
-  std::string cost_model;      // CostModel::describe()
-  size_t measured = 0;
-  size_t fitted = 0;
-  size_t datasheet = 0;
-  friend bool operator==(const ComputeSources&, const ComputeSources&) = default;
 };
 
 struct StepPlan {
