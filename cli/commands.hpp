@@ -35,6 +35,7 @@ void add_cluster_command(CLI::App& app, Action& action);
 void add_link_probe_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
 void add_place_command(CLI::App& app, Action& action);
+void add_report_command(CLI::App& app, Action& action);
 
 // A zoo model name or a model file path; throws InputError for neither.
 LayerGraph resolve_model(const std::string& name_or_file);

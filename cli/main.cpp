@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
 #endif
   add_validate_command(app, action);
   add_place_command(app, action);
+  add_report_command(app, action);
 
   try {
     check_subcommands(app, argc, argv);
