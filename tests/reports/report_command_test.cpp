@@ -179,7 +179,7 @@ TEST_F(ReportCommand, WritesEveryPlotAsSvgAndPngAndLinksThem) {
     EXPECT_TRUE(is_png(read_file((out / (stem + ".png")).string()))) << stem;
   }
   EXPECT_NE(md.find("Speedup at W workers = the strategy's images/s at W over its images/s at 1 "
-                    "workers"),
+                    "worker (the sweep's smallest count)"),
             std::string::npos);
   EXPECT_EQ(run.out, out.string() + "/report.md: 4 inputs, " + std::to_string(svgs.size()) +
                          " plots\n");
