@@ -21,6 +21,8 @@ namespace ralp::reports {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// The reader's bound for "no upper bound" (its messages then say ">= 0").
+constexpr double kNoMax = std::numeric_limits<double>::max();
 constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
 constexpr const char* kReadsWhat =
     "expected the JSON of `ralp simulate --json`, `ralp sweep` (sweep.json), `ralp place --json` "
@@ -104,24 +106,24 @@ const Json& array_at(ObjectReader& r, std::string_view key) {
 StrategyResult read_strategy(const Json& j, const std::string& path, const std::string& file) {
   ObjectReader r(j, path, file);
   r.string("strategy");
-  r.number("step_time_mean_s", 0.0, kInf);
-  r.number("images_per_s", 0.0, kInf);
+  r.number("step_time_mean_s", 0.0, kNoMax);
+  r.number("images_per_s", 0.0, kNoMax);
   const Json& hosts = array_at(r, "hosts");
   for (size_t i = 0; i < hosts.size(); ++i) {
     ObjectReader h(hosts[i], json_path(r.path_of("hosts"), i), file);
     h.string("name");
-    h.number("bytes_in", 0.0, kInf);
-    h.number("bytes_out", 0.0, kInf);
+    h.number("bytes_in", 0.0, kNoMax);
+    h.number("bytes_out", 0.0, kNoMax);
   }
   ObjectReader w(r.require("worker_mean", "an object"), r.path_of("worker_mean"), file);
-  w.number("compute_s", 0.0, kInf);
-  w.number("communication_s", 0.0, kInf);
-  w.number("waiting_s", 0.0, kInf);
+  w.number("compute_s", 0.0, kNoMax);
+  w.number("communication_s", 0.0, kNoMax);
+  w.number("waiting_s", 0.0, kNoMax);
   const Json& trials = array_at(r, "cut_search");
   for (size_t i = 0; i < trials.size(); ++i) {
     ObjectReader t(trials[i], json_path(r.path_of("cut_search"), i), file);
     t.string("cut");
-    t.number("step_time_mean_s", 0.0, kInf);
+    t.number("step_time_mean_s", 0.0, kNoMax);
   }
   try {
     return strategy_result_from_json(j);
@@ -156,7 +158,7 @@ ScenarioResult read_simulation(const Json& doc, const std::string& file) {
   const Json& verdict = r.require("verdict", "an object or null");
   if (verdict.is_object()) {
     ObjectReader v(verdict, r.path_of("verdict"), file);
-    out.split_threshold = v.number("split_threshold", 0.0, kInf);
+    out.split_threshold = v.number("split_threshold", 0.0, kNoMax);
   }
   return out;
 }
@@ -206,8 +208,8 @@ PlacedStrategy read_placed(const Json& j, const std::string& path, const std::st
   p.searched = r.optional_boolean("searched").value_or(false);
   const Json& cut = r.require("cut", "a layer name or null");
   if (!cut.is_null()) p.cut = r.string("cut");
-  p.analytic_s = r.number("analytic_step_time_s", 0.0, kInf);
-  p.simulated_s = r.number("simulated_step_time_s", 0.0, kInf);
+  p.analytic_s = r.number("analytic_step_time_s", 0.0, kNoMax);
+  p.simulated_s = r.number("simulated_step_time_s", 0.0, kNoMax);
   if (r.has("ranking")) {
     const Json& ranking = array_at(r, "ranking");
     for (size_t i = 0; i < ranking.size(); ++i) {
@@ -218,13 +220,13 @@ PlacedStrategy read_placed(const Json& j, const std::string& path, const std::st
       rc.boundary_bytes = c.integer("boundary_bytes", 0, kMaxCount);
       rc.activation_gradient_bytes = c.integer("activation_gradient_bytes", 0, kMaxCount);
       rc.head_param_bytes = c.integer("head_param_bytes", 0, kMaxCount);
-      rc.analytic_s = c.number("analytic_step_time_s", 0.0, kInf);
+      rc.analytic_s = c.number("analytic_step_time_s", 0.0, kNoMax);
       c.require("simulated_step_time_s", "a number or null");
       c.require("gap", "a number or null");
       if (!c.get("simulated_step_time_s")->is_null()) {
-        rc.simulated_s = c.number("simulated_step_time_s", 0.0, kInf);
+        rc.simulated_s = c.number("simulated_step_time_s", 0.0, kNoMax);
       }
-      if (!c.get("gap")->is_null()) rc.gap = c.number("gap", -kInf, kInf);
+      if (!c.get("gap")->is_null()) rc.gap = c.number("gap", -kNoMax, kNoMax);
       p.ranking.push_back(std::move(rc));
     }
   }
@@ -266,8 +268,8 @@ Json validation_checked(const Json& doc, const std::string& file) {
       ObjectReader s(summary[i], json_path(r.path_of("summary"), i), file);
       s.string("group");
       s.integer("points", 0, kMaxCount);
-      s.number("median_abs_error_pct", 0.0, kInf);
-      s.number("max_abs_error_pct", 0.0, kInf);
+      s.number("median_abs_error_pct", 0.0, kNoMax);
+      s.number("max_abs_error_pct", 0.0, kNoMax);
     }
   } catch (const InputError& e) {
     throw InputError(file, e.path(), e.problem());
