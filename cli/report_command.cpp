@@ -46,8 +46,9 @@ void add_report_command(CLI::App& app, Action& action) {
       std::error_code ec;
       std::filesystem::create_directories(options->out, ec);
       if (ec || !std::filesystem::is_directory(options->out)) {
-        throw InputError("", "--out", "names " + options->out + ", which cannot be made a folder" +
-                                          (ec ? " (" + ec.message() + ")" : std::string()));
+        throw InputError("", "--out",
+                         "names " + options->out + ", which cannot be made a folder" +
+                             (ec ? " (" + ec.message() + ")" : std::string()));
       }
       const auto progress = [options](const std::string& line) {
         if (!options->quiet) std::cerr << line << '\n';

@@ -128,9 +128,10 @@ StrategyResult read_strategy(const Json& j, const std::string& path, const std::
   try {
     return strategy_result_from_json(j);
   } catch (const std::runtime_error& e) {
-    throw InputError(file, path,
-                     std::string("is not a strategy's result as `ralp simulate --json` writes it (") +
-                         e.what() + ")");
+    throw InputError(
+        file, path,
+        std::string("is not a strategy's result as `ralp simulate --json` writes it (") + e.what() +
+            ")");
   }
 }
 
@@ -185,7 +186,9 @@ SweepDocument read_sweep(const Json& doc, const std::string& file) {
     SweepPoint point;
     point.index = p.integer("index", 0, kMaxCount);
     point.values = p.require("values", "an object");
-    if (!point.values.is_object()) p.fail("values", "is " + describe_json(point.values) + ", expected an object");
+    if (!point.values.is_object()) {
+      p.fail("values", "is " + describe_json(point.values) + ", expected an object");
+    }
     for (const SweepAxis& axis : out.axes) {
       if (!point.values.contains(axis.name)) {
         throw InputError(file, json_path(p.path_of("values"), axis.name),
@@ -244,7 +247,8 @@ PlaceDocument read_place(const Json& doc, const std::string& file) {
   out.top_k = r.integer("top_k", 0, kMaxCount);
   const Json& strategies = array_at(r, "strategies");
   for (size_t i = 0; i < strategies.size(); ++i) {
-    out.strategies.push_back(read_placed(strategies[i], json_path(r.path_of("strategies"), i), file));
+    out.strategies.push_back(
+        read_placed(strategies[i], json_path(r.path_of("strategies"), i), file));
   }
   const Json& baselines = array_at(r, "baselines");
   for (size_t i = 0; i < baselines.size(); ++i) {
@@ -287,14 +291,15 @@ Json placed_json(const PlacedStrategy& p) {
   if (p.searched) {
     Json ranking = Json::array();
     for (const RankedCut& r : p.ranking) {
-      ranking.push_back({{"rank", r.rank},
-                         {"cut", r.cut},
-                         {"boundary_bytes", r.boundary_bytes},
-                         {"activation_gradient_bytes", r.activation_gradient_bytes},
-                         {"head_param_bytes", r.head_param_bytes},
-                         {"analytic_step_time_s", r.analytic_s},
-                         {"simulated_step_time_s", r.simulated_s ? Json(*r.simulated_s) : Json(nullptr)},
-                         {"gap", r.gap ? Json(*r.gap) : Json(nullptr)}});
+      ranking.push_back(
+          {{"rank", r.rank},
+           {"cut", r.cut},
+           {"boundary_bytes", r.boundary_bytes},
+           {"activation_gradient_bytes", r.activation_gradient_bytes},
+           {"head_param_bytes", r.head_param_bytes},
+           {"analytic_step_time_s", r.analytic_s},
+           {"simulated_step_time_s", r.simulated_s ? Json(*r.simulated_s) : Json(nullptr)},
+           {"gap", r.gap ? Json(*r.gap) : Json(nullptr)}});
     }
     j["ranking"] = std::move(ranking);
   }
@@ -327,7 +332,8 @@ class Plotter {
   }
   void draw(MarkdownDocument& doc, const std::string& stem, const std::string& title,
             const GnuplotFigure& figure) {
-    draw(doc, stem, title, [&](const std::filesystem::path& base) { return write_plot(figure, base); });
+    draw(doc, stem, title,
+         [&](const std::filesystem::path& base) { return write_plot(figure, base); });
   }
 
   [[nodiscard]] const std::vector<std::string>& drawn() const { return drawn_; }
@@ -359,7 +365,8 @@ int bars_width(size_t bars) {
 GnuplotFigure breakdown_figure(const ScenarioResult& s) {
   double max = 0.0;
   for (const auto& r : s.results) {
-    max = std::max(max, r.worker_mean.compute + r.worker_mean.communication + r.worker_mean.waiting);
+    max =
+        std::max(max, r.worker_mean.compute + r.worker_mean.communication + r.worker_mean.waiting);
   }
   const Scale scale = time_scale(max);
   GnuplotFigure f;
@@ -463,7 +470,8 @@ GnuplotFigure cut_search_figure(const std::string& scenario, const StrategyResul
   f.settings = settings(scenario + ", " + r.label + ": step time against the cut",
                         "first layer of the head (cuts in the order simulated)",
                         "simulated step time (" + scale.unit + ")") +
-               "set xtics rotate by -60 nomirror\nset key top right\nset yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n";
+               "set xtics rotate by -60 nomirror\nset key top right\nset yrange [0:*]\nset offsets "
+               "0.5, 0.5, 0, 0\n";
   f.plot = "data using 1:3:" + cut_tics(r.cut_search.size()) + " with linespoints pt 7 lc rgb \"" +
            colour(0) + "\" title \"simulated\"";
   f.width_px = bars_width(r.cut_search.size() * 2);
@@ -476,8 +484,7 @@ GnuplotFigure ranking_figure(const PlaceDocument& p, const PlacedStrategy& s) {
   const Scale scale = time_scale(max);
   GnuplotFigure f;
   f.enhanced = false;
-  f.data = "# rank, cut, analytic, simulated step time (" + scale.unit +
-           "; NaN: not simulated)\n";
+  f.data = "# rank, cut, analytic, simulated step time (" + scale.unit + "; NaN: not simulated)\n";
   for (const RankedCut& c : s.ranking) {
     f.data += std::to_string(c.rank) + " " + data_label(c.cut) + " " +
               number(c.analytic_s * scale.factor) + " " +
@@ -486,10 +493,12 @@ GnuplotFigure ranking_figure(const PlaceDocument& p, const PlacedStrategy& s) {
   f.settings = settings(p.scenario + ", " + s.label + ": step time against the cut",
                         "first layer of the head (cuts ranked by the analytic model)",
                         "step time (" + scale.unit + ")") +
-               "set xtics rotate by -60 nomirror\nset key top left\nset yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n";
-  f.plot = "data using 1:3:" + cut_tics(s.ranking.size()) + " with linespoints pt 7 ps 0.6 lc rgb \"" +
-           colour(0) + "\" title \"analytic\", '' using 1:4 with points pt 9 ps 1.6 lc rgb \"" +
-           colour(1) + "\" title \"simulated\"";
+               "set xtics rotate by -60 nomirror\nset key top left\nset yrange [0:*]\nset offsets "
+               "0.5, 0.5, 0, 0\n";
+  f.plot = "data using 1:3:" + cut_tics(s.ranking.size()) +
+           " with linespoints pt 7 ps 0.6 lc rgb \"" + colour(0) +
+           "\" title \"analytic\", '' using 1:4 with points pt 9 ps 1.6 lc rgb \"" + colour(1) +
+           "\" title \"simulated\"";
   f.width_px = bars_width(s.ranking.size() * 2);
   return f;
 }
@@ -512,7 +521,8 @@ GnuplotFigure speedup_figure(const SweepDocument& sweep, const std::vector<Speed
                         "speedup over " + w0 + " worker" + (smallest == 1.0 ? "" : "s") +
                             " (images/s ratio)") +
                "set logscale x 2\nset xrange [" + number(smallest / kAxisMargin) + ":" +
-               number(largest * kAxisMargin) + "]\nset yrange [0:*]\nset grid xtics\n"
+               number(largest * kAxisMargin) +
+               "]\nset yrange [0:*]\nset grid xtics\n"
                "set key outside right top\n";
   f.plot = "x/" + w0 + " title \"linear (W / " + w0 + ")\" with lines dt 2 lc rgb \"#888888\"";
   // A colour per strategy, a dash pattern per value of the other axes.
@@ -528,8 +538,8 @@ GnuplotFigure speedup_figure(const SweepDocument& sweep, const std::vector<Speed
     const size_t c = position(strategies, series[i].strategy);
     const size_t g = position(groups, series[i].group);
     f.plot += ", data index " + std::to_string(i) + " using 1:2 with linespoints pt " +
-              std::to_string(7 + 2 * (g % 3)) + " dt " + std::to_string(1 + g % 5) +
-              " lc rgb \"" + colour(c) + "\" title " + gnuplot_quoted(series[i].title);
+              std::to_string(7 + 2 * (g % 3)) + " dt " + std::to_string(1 + g % 5) + " lc rgb \"" +
+              colour(c) + "\" title " + gnuplot_quoted(series[i].title);
   }
   f.width_px = kPlotWidthPx + 200;
   return f;
@@ -559,9 +569,10 @@ void simulate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
   doc.table({"strategy", "cut", "step time", "images/s", "vs ps", "vs allreduce", "compute",
              "communication", "waiting"},
             rows, {Align::left, Align::left});
-  doc.paragraph("Compute / communication / waiting is a worker's mean per step: its device busy, "
-                "else a transfer of its own in flight, else neither; the three add up to the step "
-                "time.");
+  doc.paragraph(
+      "Compute / communication / waiting is a worker's mean per step: its device busy, "
+      "else a transfer of its own in flight, else neither; the three add up to the step "
+      "time.");
   if (!s.results.empty()) {
     std::vector<std::string> verdict;
     for (const std::string& line : verdict_lines(make_verdict(s, s.split_threshold))) {
@@ -595,7 +606,8 @@ void simulate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
     doc.heading(3, "Cut search: " + r.label);
     doc.paragraph(std::to_string(r.cut_search.size()) + " cuts simulated; the chosen cut, " +
                   r.cut.value_or("-") + ", took " + seconds(r.step_time_mean_s) + " per step.");
-    plots.draw(doc, stem + "-cuts-" + slug(r.label), s.scenario + ", " + r.label + ": step time against the cut",
+    plots.draw(doc, stem + "-cuts-" + slug(r.label),
+               s.scenario + ", " + r.label + ": step time against the cut",
                cut_search_figure(s.scenario, r));
   }
 }
@@ -623,8 +635,8 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
     for (const Json& v : a.values) values += (values.empty() ? "" : ", ") + value_text(v);
     axes.push_back(a.name + ": " + values);
   }
-  doc.paragraph("From `" + d.file + "` (`ralp sweep`, " + sw.fidelity + " fidelity): " +
-                std::to_string(sw.points.size()) + " points over these axes:");
+  doc.paragraph("From `" + d.file + "` (`ralp sweep`, " + sw.fidelity +
+                " fidelity): " + std::to_string(sw.points.size()) + " points over these axes:");
   doc.bullets(axes);
   const std::vector<SpeedupSeries> series = sweep_speedups(sw);
   const auto workers = std::find_if(sw.axes.begin(), sw.axes.end(),
@@ -642,10 +654,11 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
     doc.paragraph("Speedup at W workers = the strategy's images/s at W over its images/s at " +
                   number(smallest) + (smallest == 1.0 ? " worker" : " workers") +
                   " (the sweep's smallest count), every other axis the same; linear scaling is "
-                  "W / " + number(smallest) + ".");
+                  "W / " +
+                  number(smallest) + ".");
     if (!series.empty()) {
-      plots.draw(doc, "sweep-" + std::to_string(n) + "-speedup",
-                 "speedup against workers", speedup_figure(sw, series, smallest));
+      plots.draw(doc, "sweep-" + std::to_string(n) + "-speedup", "speedup against workers",
+                 speedup_figure(sw, series, smallest));
     }
   }
   // Speedup of each row, looked up in the series it belongs to.
@@ -667,7 +680,8 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
       row.push_back(fixed(r.images_per_s, 1));
       std::string x = "-";
       if (workers != sw.axes.end() && p.values.at("workers").is_number()) {
-        const auto it = speedup.find({r.label + axis_title(sw, p), p.values.at("workers").get<double>()});
+        const auto it =
+            speedup.find({r.label + axis_title(sw, p), p.values.at("workers").get<double>()});
         if (it != speedup.end()) x = times(it->second);
       }
       row.push_back(x);
@@ -690,10 +704,12 @@ void place_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
   std::vector<std::vector<std::string>> rows;
   for (const auto* list : {&p.strategies, &p.baselines}) {
     for (const PlacedStrategy& s : *list) {
-      rows.push_back({s.label, s.kind, s.cut.value_or("-"), seconds(s.analytic_s), seconds(s.simulated_s)});
+      rows.push_back(
+          {s.label, s.kind, s.cut.value_or("-"), seconds(s.analytic_s), seconds(s.simulated_s)});
     }
   }
-  doc.table({"strategy", "kind", "cut", "analytic", "simulated"}, rows, {Align::left, Align::left, Align::left});
+  doc.table({"strategy", "kind", "cut", "analytic", "simulated"}, rows,
+            {Align::left, Align::left, Align::left});
   if (p.verdict.is_object()) doc.paragraph("Verdict: " + p.verdict.at("reason").get<std::string>());
   for (const PlacedStrategy& s : p.strategies) {
     if (!s.searched || s.ranking.empty()) continue;
@@ -717,8 +733,8 @@ void place_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
 void validate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& d, size_t n) {
   const Json& v = d.validation;
   doc.heading(2, "Validation: predicted against measured");
-  doc.paragraph("From `" + d.file + "` (`ralp validate`): " +
-                std::to_string(v.at("points").size()) +
+  doc.paragraph("From `" + d.file +
+                "` (`ralp validate`): " + std::to_string(v.at("points").size()) +
                 " points, each `ralp simulate` against a real `ralp cluster` run of the same "
                 "scenario; error = (predicted - measured) / measured step time.");
   std::vector<std::vector<std::string>> rows;
@@ -738,10 +754,14 @@ void validate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
 
 std::string_view to_string(ResultKind kind) {
   switch (kind) {
-    case ResultKind::simulate: return "simulate";
-    case ResultKind::sweep: return "sweep";
-    case ResultKind::place: return "place";
-    case ResultKind::validate: return "validate";
+    case ResultKind::simulate:
+      return "simulate";
+    case ResultKind::sweep:
+      return "sweep";
+    case ResultKind::place:
+      return "place";
+    case ResultKind::validate:
+      return "validate";
   }
   return "?";
 }
@@ -758,7 +778,8 @@ ResultKind detect_result_kind(const Json& doc, const std::string& file) {
     if (s.is_object() && s.contains("mode") && s.at("mode") == "measured") {
       throw InputError(file, "/scenario/mode",
                        "is \"measured\": a real run of `ralp cluster --json`, which ralp report "
-                       "does not read; " + std::string(kReadsWhat));
+                       "does not read; " +
+                           std::string(kReadsWhat));
     }
     return ResultKind::simulate;
   }
@@ -770,10 +791,18 @@ ResultDocument parse_result_document(const Json& doc, const std::string& file) {
   d.file = file;
   d.kind = detect_result_kind(doc, file);
   switch (d.kind) {
-    case ResultKind::simulate: d.simulation = read_simulation(doc, file); break;
-    case ResultKind::sweep: d.sweep = read_sweep(doc, file); break;
-    case ResultKind::place: d.placement = read_place(doc, file); break;
-    case ResultKind::validate: d.validation = validation_checked(doc, file); break;
+    case ResultKind::simulate:
+      d.simulation = read_simulation(doc, file);
+      break;
+    case ResultKind::sweep:
+      d.sweep = read_sweep(doc, file);
+      break;
+    case ResultKind::place:
+      d.placement = read_place(doc, file);
+      break;
+    case ResultKind::validate:
+      d.validation = validation_checked(doc, file);
+      break;
   }
   return d;
 }
@@ -867,10 +896,18 @@ ReportOutcome write_results_report(const std::vector<ResultDocument>& documents,
   for (const ResultDocument& d : documents) {
     const size_t n = ++count[d.kind];
     switch (d.kind) {
-      case ResultKind::simulate: simulate_section(doc, plots, d, n); break;
-      case ResultKind::sweep: sweep_section(doc, plots, d, n); break;
-      case ResultKind::place: place_section(doc, plots, d, n); break;
-      case ResultKind::validate: validate_section(doc, plots, d, n); break;
+      case ResultKind::simulate:
+        simulate_section(doc, plots, d, n);
+        break;
+      case ResultKind::sweep:
+        sweep_section(doc, plots, d, n);
+        break;
+      case ResultKind::place:
+        place_section(doc, plots, d, n);
+        break;
+      case ResultKind::validate:
+        validate_section(doc, plots, d, n);
+        break;
     }
   }
   const std::filesystem::path report = folder / "report.md";

@@ -2,7 +2,6 @@
 // `ralp place --json` of a small scenario, a sweep document assembled from `ralp simulate --json`
 // runs at several worker counts and bandwidths, and the shipped example of `ralp validate`.
 #include <gtest/gtest.h>
-
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <unistd.h>
@@ -56,10 +55,10 @@ class ReportCommand : public ::testing::Test {
     int index = 0;
     for (const char* bandwidth : {"1Gbps", "10Gbps"}) {
       for (const int workers : {1, 2, 4}) {
-        const auto run = run_command(ralp + " simulate " + kScenario +
-                                     " --quiet --fidelity analytic --strategy ps --workers " +
-                                     std::to_string(workers) + " --bandwidth " + bandwidth +
-                                     " --json -");
+        const auto run =
+            run_command(ralp + " simulate " + kScenario +
+                        " --quiet --fidelity analytic --strategy ps --workers " +
+                        std::to_string(workers) + " --bandwidth " + bandwidth + " --json -");
         const Json doc = Json::parse(run.out);
         points.push_back({{"index", index++},
                           {"values", {{"workers", workers}, {"bandwidth", bandwidth}}},
@@ -71,8 +70,9 @@ class ReportCommand : public ::testing::Test {
     const Json sweep = {{"sweep",
                          {{"base", "small-mixed.json"},
                           {"fidelity", "analytic"},
-                          {"axes", {{{"name", "workers"}, {"values", {1, 2, 4}}},
-                                    {{"name", "bandwidth"}, {"values", {"1Gbps", "10Gbps"}}}}}}},
+                          {"axes",
+                           {{{"name", "workers"}, {"values", {1, 2, 4}}},
+                            {{"name", "bandwidth"}, {"values", {"1Gbps", "10Gbps"}}}}}}},
                         {"points", points}};
     write_text(f / "sweep.json", sweep.dump(2) + "\n");
   }
@@ -109,7 +109,8 @@ bool is_svg(const std::string& text) {
                                 XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
   if (doc == nullptr) return false;
   const xmlNode* root = xmlDocGetRootElement(doc);
-  const bool svg = root != nullptr && std::string(reinterpret_cast<const char*>(root->name)) == "svg";
+  const bool svg =
+      root != nullptr && std::string(reinterpret_cast<const char*>(root->name)) == "svg";
   xmlFreeDoc(doc);
   return svg;
 }
@@ -149,14 +150,15 @@ TEST_F(ReportCommand, EveryInputKindRoundTrips) {
 TEST_F(ReportCommand, WritesEveryPlotAsSvgAndPngAndLinksThem) {
   if (!have_gnuplot()) GTEST_SKIP() << "gnuplot not installed";
   const fs::path out = *folder_ / "all";
-  const auto run = run_command(ralp_binary() + " report " + all_inputs() + " --out " + out.string());
+  const auto run =
+      run_command(ralp_binary() + " report " + all_inputs() + " --out " + out.string());
   ASSERT_EQ(run.status, 0) << run.err;
   const std::string md = read_file((out / "report.md").string());
   ASSERT_FALSE(md.empty());
   // One plot of each kind the inputs hold, and a progress line for each.
   const std::vector<std::string> expected = {
-      "simulate-1-breakdown", "simulate-1-traffic", "simulate-1-cuts-ralp-auto",
-      "sweep-1-speedup", "place-1-cuts-ralp-auto", "validate-1-predicted-vs-measured"};
+      "simulate-1-breakdown", "simulate-1-traffic",     "simulate-1-cuts-ralp-auto",
+      "sweep-1-speedup",      "place-1-cuts-ralp-auto", "validate-1-predicted-vs-measured"};
   std::set<std::string> svgs;
   for (const auto& entry : fs::directory_iterator(out)) {
     if (entry.path().extension() == ".svg") svgs.insert(entry.path().stem().string());
@@ -181,8 +183,8 @@ TEST_F(ReportCommand, WritesEveryPlotAsSvgAndPngAndLinksThem) {
   EXPECT_NE(md.find("Speedup at W workers = the strategy's images/s at W over its images/s at 1 "
                     "worker (the sweep's smallest count)"),
             std::string::npos);
-  EXPECT_EQ(run.out, out.string() + "/report.md: 4 inputs, " + std::to_string(svgs.size()) +
-                         " plots\n");
+  EXPECT_EQ(run.out,
+            out.string() + "/report.md: 4 inputs, " + std::to_string(svgs.size()) + " plots\n");
 }
 
 TEST_F(ReportCommand, SameInputsSameBytes) {
@@ -198,8 +200,7 @@ TEST_F(ReportCommand, SameInputsSameBytes) {
   for (const auto& entry : fs::directory_iterator(a)) {
     const std::string ext = entry.path().extension().string();
     if (ext != ".md" && ext != ".svg" && ext != ".png" && ext != ".dat" && ext != ".gp") continue;
-    EXPECT_EQ(read_file(entry.path().string()),
-              read_file((b / entry.path().filename()).string()))
+    EXPECT_EQ(read_file(entry.path().string()), read_file((b / entry.path().filename()).string()))
         << entry.path().filename();
     ++compared;
   }

@@ -45,29 +45,55 @@ Json sweep_document() {
   return {{"sweep",
            {{"base", "s.json"},
             {"fidelity", "analytic"},
-            {"axes", {{{"name", "workers"}, {"values", {1, 2, 4}}},
-                      {{"name", "bandwidth"}, {"values", {"1Gbps", "10Gbps"}}}}}}},
+            {"axes",
+             {{{"name", "workers"}, {"values", {1, 2, 4}}},
+              {{"name", "bandwidth"}, {"values", {"1Gbps", "10Gbps"}}}}}}},
           {"points", points}};
 }
 
 Json place_document() {
-  Json ranking = {{{"rank", 1}, {"cut", "fc1"}, {"boundary_bytes", 1024},
-                   {"activation_gradient_bytes", 1024}, {"head_param_bytes", 4096},
-                   {"analytic_step_time_s", 0.5}, {"simulated_step_time_s", 0.52}, {"gap", 0.04}},
-                  {{"rank", 2}, {"cut", "conv5"}, {"boundary_bytes", 2048},
-                   {"activation_gradient_bytes", 2048}, {"head_param_bytes", 8192},
-                   {"analytic_step_time_s", 0.6}, {"simulated_step_time_s", nullptr},
+  Json ranking = {{{"rank", 1},
+                   {"cut", "fc1"},
+                   {"boundary_bytes", 1024},
+                   {"activation_gradient_bytes", 1024},
+                   {"head_param_bytes", 4096},
+                   {"analytic_step_time_s", 0.5},
+                   {"simulated_step_time_s", 0.52},
+                   {"gap", 0.04}},
+                  {{"rank", 2},
+                   {"cut", "conv5"},
+                   {"boundary_bytes", 2048},
+                   {"activation_gradient_bytes", 2048},
+                   {"head_param_bytes", 8192},
+                   {"analytic_step_time_s", 0.6},
+                   {"simulated_step_time_s", nullptr},
                    {"gap", nullptr}}};
-  Json ralp = {{"label", "ralp"}, {"strategy", "ralp"}, {"searched", true}, {"cut", "fc1"},
-               {"analytic_step_time_s", 0.5}, {"simulated_step_time_s", 0.52},
+  Json ralp = {{"label", "ralp"},   {"strategy", "ralp"},          {"searched", true},
+               {"cut", "fc1"},      {"analytic_step_time_s", 0.5}, {"simulated_step_time_s", 0.52},
                {"ranking", ranking}};
-  Json ps = {{"label", "ps"}, {"strategy", "ps"}, {"searched", false}, {"cut", nullptr},
-             {"analytic_step_time_s", 1.0}, {"simulated_step_time_s", 1.0}};
-  return {{"scenario", "s"}, {"file", "s.json"}, {"model", "m"}, {"workers", 4},
-          {"parameter_servers", 1}, {"top_k", 1}, {"strategies", {ralp}}, {"baselines", {ps}},
-          {"verdict", {{"split", true}, {"best_cut", "ralp"}, {"best_cut_step_time_s", 0.52},
-                       {"best_uncut", "ps"}, {"best_uncut_step_time_s", 1.0}, {"gain", 0.92},
-                       {"threshold", 0.05}, {"reason", "ralp beats ps by 92%"}}}};
+  Json ps = {{"label", "ps"},
+             {"strategy", "ps"},
+             {"searched", false},
+             {"cut", nullptr},
+             {"analytic_step_time_s", 1.0},
+             {"simulated_step_time_s", 1.0}};
+  return {{"scenario", "s"},
+          {"file", "s.json"},
+          {"model", "m"},
+          {"workers", 4},
+          {"parameter_servers", 1},
+          {"top_k", 1},
+          {"strategies", {ralp}},
+          {"baselines", {ps}},
+          {"verdict",
+           {{"split", true},
+            {"best_cut", "ralp"},
+            {"best_cut_step_time_s", 0.52},
+            {"best_uncut", "ps"},
+            {"best_uncut_step_time_s", 1.0},
+            {"gain", 0.92},
+            {"threshold", 0.05},
+            {"reason", "ralp beats ps by 92%"}}}};
 }
 
 std::string message_of(const Json& doc) {
@@ -86,9 +112,9 @@ TEST(ResultsReport, TellsTheKindsApart) {
   EXPECT_EQ(detect_result_kind(to_json(s), "r.json"), ResultKind::simulate);
   EXPECT_EQ(detect_result_kind(sweep_document(), "r.json"), ResultKind::sweep);
   EXPECT_EQ(detect_result_kind(place_document(), "r.json"), ResultKind::place);
-  EXPECT_EQ(detect_result_kind({{"mode", "namespaces"}, {"points", Json::array()},
-                                {"summary", Json::array()}},
-                               "r.json"),
+  EXPECT_EQ(detect_result_kind(
+                {{"mode", "namespaces"}, {"points", Json::array()}, {"summary", Json::array()}},
+                "r.json"),
             ResultKind::validate);
   EXPECT_EQ(message_of({{"a", 1}}),
             "r.json: is a JSON object of no known kind, expected the JSON of `ralp simulate "
@@ -97,9 +123,10 @@ TEST(ResultsReport, TellsTheKindsApart) {
   EXPECT_EQ(message_of(Json::array()).rfind("r.json: is an array, expected the JSON of", 0), 0u)
       << message_of(Json::array());
   MeasuredRun measured{"s", "s.json", "m", 2, 1, 8, {}};
-  EXPECT_EQ(message_of(to_json(measured)).rfind(
-                "r.json: /scenario/mode is \"measured\": a real run of `ralp cluster --json`", 0),
-            0u)
+  EXPECT_EQ(
+      message_of(to_json(measured))
+          .rfind("r.json: /scenario/mode is \"measured\": a real run of `ralp cluster --json`", 0),
+      0u)
       << message_of(to_json(measured));
 }
 
@@ -166,8 +193,7 @@ TEST(ResultsReport, MalformedDocumentsNameTheFileAndPath) {
             "sweep's axis");
   sweep = sweep_document();
   sweep["sweep"]["fidelity"] = "exact";
-  EXPECT_EQ(message_of(sweep).rfind("r.json: /sweep/fidelity is \"exact\", expected one of", 0),
-            0u)
+  EXPECT_EQ(message_of(sweep).rfind("r.json: /sweep/fidelity is \"exact\", expected one of", 0), 0u)
       << message_of(sweep);
   Json place = place_document();
   place["strategies"][0]["ranking"][1]["analytic_step_time_s"] = "fast";

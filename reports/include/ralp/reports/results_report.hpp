@@ -122,7 +122,7 @@ std::vector<SpeedupSeries> sweep_speedups(const SweepDocument& sweep);
 std::string axis_title(const SweepDocument& sweep, const SweepPoint& point);
 
 struct ReportOutcome {
-  std::vector<std::string> plots;         // the plots drawn, as file stems beside report.md
+  std::vector<std::string> plots;            // the plots drawn, as file stems beside report.md
   std::optional<std::string> plots_skipped;  // why no plot was drawn (gnuplot missing)
 };
 
