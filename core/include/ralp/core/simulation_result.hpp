@@ -8,21 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/compute_sources.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/step_result.hpp"
 
 namespace ralp {
-
-// Which profile gave the compute times, and how many layers each source covered.
-struct ComputeSources {
-  std::string profile;         // device profile name
-  std::string profile_source;  // "datasheet" or "measured"
-  std::string cost_model;      // CostModel::describe()
-  size_t measured = 0;
-  size_t fitted = 0;
-  size_t datasheet = 0;
-  friend bool operator==(const ComputeSources&, const ComputeSources&) = default;
-};
 
 enum class ActivityKind {
   compute,    // a layer's forward or backward on a worker or on the head PS

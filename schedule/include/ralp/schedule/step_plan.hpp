@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/compute_sources.hpp"
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/sharding.hpp"
-#include "ralp/core/simulation_result.hpp"
 
 namespace ralp::schedule {
 
