@@ -9,10 +9,10 @@
 #include "commands.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/reports/result_io.hpp"
 #ifdef RALP_HAVE_SIM
 #include "ralp/placement/sim_evaluator.hpp"
 #endif
-#include "text_table.hpp"
 
 namespace ralp::cli {
 namespace {
@@ -31,7 +31,7 @@ struct ClusterCommandOptions {
   bool quiet = false;
 };
 
-std::string in_out(const cluster::MeasuredResult& r, const std::string& host) {
+std::string in_out(const MeasuredResult& r, const std::string& host) {
   for (const auto& h : r.hosts) {
     if (h.name == host) {
       return format_bytes(Bytes(h.bytes_in)) + " / " + format_bytes(Bytes(h.bytes_out));
@@ -42,7 +42,7 @@ std::string in_out(const cluster::MeasuredResult& r, const std::string& host) {
 
 std::string seconds(double s) { return format_seconds(Seconds(s)); }
 
-void print_tables(const Scenario& scenario, const cluster::MeasuredRun& run) {
+void print_tables(const Scenario& scenario, const MeasuredRun& run) {
   const auto& first = run.results.front();
   std::cout << scenario.name << ": " << run.model << ", " << run.workers << " workers x batch "
             << run.batch_per_worker << ", " << run.parameter_servers << " PS; measured on "
@@ -196,13 +196,13 @@ void add_cluster_command(CLI::App& app, Action& action) {
       if (!options->quiet && session.rank() == 0) {
         run_options.progress = [](const std::string& line) { std::cerr << line << std::endl; };
       }
-      std::optional<cluster::MeasuredRun> run;
+      std::optional<MeasuredRun> run;
       try {
         run = cluster::run_cluster(session, *scenario, strategies, run_options);
         if (run) {
           if (options->json != "-") print_tables(*scenario, *run);
           if (!options->json.empty()) {
-            write_output(options->json, cluster::to_json(*run).dump(2) + "\n");
+            write_output(options->json, reports::to_json(*run).dump(2) + "\n");
           }
         }
       } catch (const std::exception& e) {

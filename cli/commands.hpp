@@ -9,10 +9,17 @@
 #include <CLI/CLI.hpp>
 
 #include "ralp/core/layer_graph.hpp"
+#include "ralp/reports/text_table.hpp"
 
 namespace ralp::cli {
 
 using Action = std::function<int()>;
+
+// The terminal tables and number formatting every command prints with.
+using reports::fixed;
+using reports::si;
+using reports::TextTable;
+using reports::with_commas;
 
 // Exit statuses: success, a failure while running, bad input or usage.
 inline constexpr int kExitOk = 0;
@@ -29,6 +36,7 @@ void add_link_probe_command(CLI::App& app, Action& action);
 void add_validate_command(CLI::App& app, Action& action);
 void add_place_command(CLI::App& app, Action& action);
 void add_sweep_command(CLI::App& app, Action& action);
+void add_report_command(CLI::App& app, Action& action);
 
 // A zoo model name or a model file path; throws InputError for neither.
 LayerGraph resolve_model(const std::string& name_or_file);

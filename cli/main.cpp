@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
   add_validate_command(app, action);
   add_place_command(app, action);
   add_sweep_command(app, action);
+  add_report_command(app, action);
 
   try {
     check_subcommands(app, argc, argv);

@@ -8,7 +8,6 @@
 #include "ralp/core/model_file.hpp"
 #include "ralp/core/model_zoo.hpp"
 #include "ralp/core/onnx_import.hpp"
-#include "text_table.hpp"
 
 namespace ralp::cli {
 namespace {

@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
-#include "text_table.hpp"
 
 namespace ralp::cli {
 namespace {

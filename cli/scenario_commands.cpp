@@ -5,7 +5,6 @@
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/simulation_limits.hpp"
-#include "text_table.hpp"
 
 namespace ralp::cli {
 

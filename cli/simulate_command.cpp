@@ -12,10 +12,9 @@
 #include "ralp/core/scenario_overrides.hpp"
 #include "ralp/core/simulation_limits.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
-#include "ralp/sim/result_io.hpp"
+#include "ralp/reports/result_io.hpp"
+#include "ralp/reports/verdict.hpp"
 #include "ralp/sim/simulate.hpp"
-#include "ralp/sim/verdict.hpp"
-#include "text_table.hpp"
 
 namespace ralp::cli {
 namespace {
@@ -69,7 +68,7 @@ std::string speedup(const std::optional<double>& value) {
   return value ? fixed(*value, 2) + "x" : "-";
 }
 
-std::string in_out(const sim::StrategyResult& r, const std::string& host) {
+std::string in_out(const StrategyResult& r, const std::string& host) {
   for (const auto& h : r.hosts) {
     if (h.name == host) {
       return format_bytes(Bytes(h.bytes_in)) + " / " + format_bytes(Bytes(h.bytes_out));
@@ -78,13 +77,13 @@ std::string in_out(const sim::StrategyResult& r, const std::string& host) {
   return "-";
 }
 
-std::string sources_line(const sim::ComputeSources& s) {
+std::string sources_line(const ComputeSources& s) {
   return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.measured) +
          " layers measured, " + std::to_string(s.fitted) + " fitted, " +
          std::to_string(s.datasheet) + " from the datasheet";
 }
 
-void print_table(const Scenario& scenario, const sim::ScenarioResult& result, bool analytic) {
+void print_table(const Scenario& scenario, const ScenarioResult& result, bool analytic) {
   std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
             << " workers x batch " << scenario.batch_per_worker << ", "
             << scenario.parameter_servers << " PS; " << scenario.worker_device.name
@@ -133,7 +132,7 @@ void print_table(const Scenario& scenario, const sim::ScenarioResult& result, bo
                 << r.cut_search.size() << " best analytic cuts simulated (ralp place shows the ranking)\n";
     }
   }
-  for (const std::string& line : sim::verdict_lines(sim::make_verdict(result, result.split_threshold))) {
+  for (const std::string& line : reports::verdict_lines(reports::make_verdict(result, result.split_threshold))) {
     std::cout << line << "\n";
   }
 }
@@ -196,7 +195,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
                                            "drop --trace, or use --fidelity event");
       }
       // Cut "auto" is resolved by the placement search, as `ralp cluster` resolves it.
-      const sim::ScenarioResult result =
+      const ScenarioResult result =
           analytic ? placement::analytic_scenario(scenario)
                    : sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, sim_options),
                                             sim_options);
@@ -204,10 +203,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
       const bool table_on_stdout =
           options->json != "-" && options->csv != "-" && options->trace != "-";
       if (table_on_stdout) print_table(scenario, result, analytic);
-      if (!options->json.empty()) write_output(options->json, sim::to_json(result).dump(2) + "\n");
-      if (!options->csv.empty()) write_output(options->csv, sim::to_csv(result));
+      if (!options->json.empty()) write_output(options->json, reports::to_json(result).dump(2) + "\n");
+      if (!options->csv.empty()) write_output(options->csv, reports::to_csv(result));
       if (!options->trace.empty()) {
-        write_output(options->trace, sim::to_chrome_trace(result).dump() + "\n");
+        write_output(options->trace, reports::to_chrome_trace(result).dump() + "\n");
       }
       return kExitOk;
     };

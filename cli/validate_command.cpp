@@ -12,7 +12,6 @@
 #include "ralp/reports/validation_report.hpp"
 #include "ralp/validate/process.hpp"
 #include "ralp/validate/validate_run.hpp"
-#include "text_table.hpp"
 #ifdef RALP_HAVE_CLUSTER
 #include "ralp/kernels/backend.hpp"
 #endif

@@ -1,4 +1,4 @@
-// Summaries of measured runs and their JSON forms.
+// Summaries of measured runs, and the rank records' JSON form.
 #include "ralp/cluster/measurement.hpp"
 
 #include <algorithm>
@@ -125,30 +125,6 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
                            : it->second.first / static_cast<double>(it->second.second));
   }
   return out;
-}
-
-Json to_json(const MeasuredRun& run) {
-  Json results = Json::array();
-  for (const MeasuredResult& r : run.results) {
-    Json loss = Json::array();
-    for (const double l : r.loss) loss.push_back(std::isfinite(l) ? Json(l) : Json(nullptr));
-    Json j = Json::object();
-    write_step_fields(r, j);
-    j["ring_model"] = r.ring.empty() ? Json(nullptr) : Json(r.ring);
-    j["loss"] = loss;
-    j["backend"] = r.backend;
-    j["threads"] = r.threads;
-    results.push_back(std::move(j));
-  }
-  return {{"scenario",
-           {{"name", run.scenario},
-            {"file", run.file},
-            {"model", run.model},
-            {"workers", run.workers},
-            {"parameter_servers", run.parameter_servers},
-            {"batch_per_worker", run.batch_per_worker},
-            {"mode", "measured"}}},
-          {"results", std::move(results)}};
 }
 
 }  // namespace ralp::cluster

@@ -52,8 +52,8 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
   return out;
 }
 
-sim::ScenarioResult analytic_scenario(const Scenario& scenario) {
-  sim::ScenarioResult out;
+ScenarioResult analytic_scenario(const Scenario& scenario) {
+  ScenarioResult out;
   out.scenario = scenario.name;
   out.file = scenario.file;
   out.model = scenario.model.name();
@@ -66,7 +66,7 @@ sim::ScenarioResult analytic_scenario(const Scenario& scenario) {
   for (const StrategySpec& spec : scenario.strategies) {
     const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
     std::optional<LayerId> cut;
-    std::vector<sim::CutTrial> trials;
+    std::vector<CutTrial> trials;
     if (has_cut && spec.cut) cut = scenario.model.find(*spec.cut);
     if (has_cut && !spec.cut) {
       const std::vector<RankedCut> ranked = rank_cuts(scenario, spec);
@@ -79,7 +79,7 @@ sim::ScenarioResult analytic_scenario(const Scenario& scenario) {
     }
     const schedule::StepPlan plan = schedule::make_step_plan(scenario, spec, cut);
     const double t = estimate_step(scenario, plan).step_time_s;
-    sim::StrategyResult r;
+    StrategyResult r;
     r.label = spec.label;
     r.kind = spec.kind;
     if (cut) r.cut = scenario.model.layer(*cut).name();
@@ -93,8 +93,8 @@ sim::ScenarioResult analytic_scenario(const Scenario& scenario) {
     r.ps_sources = plan.ps_sources;
     out.results.push_back(std::move(r));
   }
-  const sim::StrategyResult* ps = nullptr;
-  const sim::StrategyResult* allreduce = nullptr;
+  const StrategyResult* ps = nullptr;
+  const StrategyResult* allreduce = nullptr;
   for (const auto& r : out.results) {
     if (r.kind == StrategyKind::ps && ps == nullptr) ps = &r;
     if (r.kind == StrategyKind::allreduce && allreduce == nullptr) allreduce = &r;

@@ -12,8 +12,6 @@
 namespace ralp::reports {
 namespace {
 
-constexpr int kWidthPx = 800;
-constexpr int kHeightPx = 600;
 // The axes reach this far beyond the data on each side (a factor on log axes).
 constexpr double kMargin = 1.15;
 
@@ -36,6 +34,31 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// Runs `command` through the shell; why it failed in one line, or nullopt.
+std::optional<std::string> run_command(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return "cannot run gnuplot (install gnuplot-nox)";
+  std::string output;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  if (status == 0) return std::nullopt;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return "gnuplot not found (install gnuplot-nox)";
+  while (!output.empty() && output.back() == '\n') output.pop_back();
+  const size_t nl = output.rfind('\n');
+  return "gnuplot failed: " + (nl == std::string::npos ? output : output.substr(nl + 1));
+}
+
+// Runs gnuplot on `script` inside `folder`, so that the script's relative names resolve there.
+std::optional<std::string> run_gnuplot(const std::filesystem::path& folder,
+                                       const std::string& script) {
+  // The folder is quoted for the shell; gnuplot then reads and writes names relative to it.
+  std::string dir = "'";
+  for (const char c : folder.string()) dir += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  dir += "'";
+  return run_command("cd " + dir + " && gnuplot " + script);
 }
 
 }  // namespace
@@ -85,13 +108,36 @@ std::string scatter_script(const ScatterPlot& plot, const std::string& data, con
              quoted(plot.series[i].title) + " with points pt " + std::to_string(7 + i % 6) +
              " ps 1.3";
   }
-  s += "set terminal svg size " + std::to_string(kWidthPx) + "," + std::to_string(kHeightPx) +
+  s += "set terminal svg size " + std::to_string(kPlotWidthPx) + "," + std::to_string(kPlotHeightPx) +
        " dynamic\n";
   s += "set output " + quoted(svg) + "\nplot " + plots + "\n";
-  s += "set terminal pngcairo size " + std::to_string(kWidthPx) + "," + std::to_string(kHeightPx) +
+  s += "set terminal pngcairo size " + std::to_string(kPlotWidthPx) + "," + std::to_string(kPlotHeightPx) +
        "\n";
   s += "set output " + quoted(png) + "\nreplot\nset output\n";
   return s;
+}
+
+std::string figure_script(const GnuplotFigure& figure, const std::string& data,
+                          const std::string& svg, const std::string& png) {
+  const std::string size = " size " + std::to_string(figure.width_px) + "," +
+                           std::to_string(figure.height_px);
+  const std::string text = figure.enhanced ? "" : " noenhanced";
+  std::string s = "data = " + quoted(data) + "\n" + figure.settings;
+  s += "set terminal svg" + size + " dynamic" + text + "\n";
+  s += "set output " + quoted(svg) + "\nplot " + figure.plot + "\n";
+  s += "set terminal pngcairo" + size + text + "\n";
+  s += "set output " + quoted(png) + "\nreplot\nset output\n";
+  return s;
+}
+
+std::optional<std::string> write_plot(const GnuplotFigure& figure,
+                                      const std::filesystem::path& base) {
+  const std::filesystem::path folder = base.has_parent_path() ? base.parent_path() : ".";
+  const std::string stem = base.filename().string();
+  write_file(folder / (stem + ".dat"), figure.data);
+  write_file(folder / (stem + ".gp"),
+             figure_script(figure, stem + ".dat", stem + ".svg", stem + ".png"));
+  return run_gnuplot(folder, stem + ".gp");
 }
 
 std::optional<std::string> write_scatter_plot(const ScatterPlot& plot,
@@ -101,24 +147,13 @@ std::optional<std::string> write_scatter_plot(const ScatterPlot& plot,
   write_file(folder / (stem + ".dat"), scatter_data(plot));
   write_file(folder / (stem + ".gp"),
              scatter_script(plot, stem + ".dat", stem + ".svg", stem + ".png"));
-  // The folder is quoted for the shell; gnuplot then reads and writes names relative to it.
-  std::string dir = "'";
-  for (const char c : folder.string()) dir += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  dir += "'";
-  const std::string command = "cd " + dir + " && gnuplot " + stem + ".gp 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return "cannot run gnuplot (install gnuplot-nox)";
-  std::string output;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-  const int status = pclose(pipe);
-  if (status != 0) {
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127) return "gnuplot not found (install gnuplot-nox)";
-    while (!output.empty() && output.back() == '\n') output.pop_back();
-    const size_t nl = output.rfind('\n');
-    return "gnuplot failed: " + (nl == std::string::npos ? output : output.substr(nl + 1));
-  }
-  return std::nullopt;
+  return run_gnuplot(folder, stem + ".gp");
 }
+
+std::optional<std::string> gnuplot_problem() {
+  return run_command("gnuplot --version");
+}
+
+std::string gnuplot_quoted(const std::string& text) { return quoted(text); }
 
 }  // namespace ralp::reports

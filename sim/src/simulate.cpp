@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ralp/sim/result_io.hpp"
+#include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
 
 namespace ralp::sim {

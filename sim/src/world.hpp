@@ -11,10 +11,12 @@
 
 #include "platform.hpp"
 #include "ralp/schedule/schedule.hpp"
-#include "ralp/sim/result.hpp"
+#include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
 
 namespace ralp::sim {
+
+using schedule::StepPlan;
 
 class World {
  public:

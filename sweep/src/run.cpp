@@ -15,19 +15,19 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ralp/core/simulation_result.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
-#include "ralp/sim/result_io.hpp"
 #include "ralp/sim/simulate.hpp"
-#include "ralp/sim/verdict.hpp"
+#include "ralp/reports/verdict.hpp"
 
 namespace ralp::sweep {
 namespace {
 
-Json outcome_json(const sim::ScenarioResult& result) {
+Json outcome_json(const ScenarioResult& result) {
   Json results = Json::array();
-  for (const auto& r : result.results) results.push_back(sim::to_json(r, false));
+  for (const auto& r : result.results) results.push_back(to_json(r, false));
   return {{"results", std::move(results)},
-          {"verdict", sim::to_json(sim::make_verdict(result, result.split_threshold))}};
+          {"verdict", reports::to_json(reports::make_verdict(result, result.split_threshold))}};
 }
 
 // What a child writes: the outcome, or the error that stopped it.

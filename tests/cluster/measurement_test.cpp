@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ralp/cluster/measurement.hpp"
+#include "ralp/reports/result_io.hpp"
 
 namespace ralp::cluster {
 namespace {
@@ -100,7 +101,7 @@ TEST(Measurement, JsonUsesTheSimulatorsNames) {
   r.kind = StrategyKind::ralp;
   r.cut = "fc3";
   run.results.push_back(r);
-  const Json j = to_json(run);
+  const Json j = reports::to_json(run);
   EXPECT_EQ(j["scenario"]["mode"], "measured");
   for (const char* key :
        {"name", "file", "model", "workers", "parameter_servers", "batch_per_worker"}) {

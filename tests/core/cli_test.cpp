@@ -55,8 +55,8 @@ TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
   EXPECT_EQ(top.status, 2);
   EXPECT_EQ(top.err,
             "error: \"simulat\" is not a subcommand of ralp, expected one of: model, scenario, "
-            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep (did you "
-            "mean \"simulate\"?)\n");
+            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep, report "
+            "(did you mean \"simulate\"?)\n");
   EXPECT_EQ(top.out, "");
   const auto nested = run_command(ralp_binary() + " model shwo vgg16");
   EXPECT_EQ(nested.status, 2);
@@ -68,7 +68,7 @@ TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
   EXPECT_EQ(far.status, 2);
   EXPECT_EQ(far.err,
             "error: \"frobnicate\" is not a subcommand of ralp, expected one of: model, scenario, "
-            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep\n");
+            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep, report\n");
 }
 
 // A small scenario for `ralp simulate`: cifar_alexnet on 4 workers (tests/data/scenarios).

@@ -44,6 +44,21 @@ TEST(Gnuplot, ScriptDrawsSvgAndPng) {
   EXPECT_EQ(s, scatter_script(two_series(), "d.dat", "p.svg", "p.png"));
 }
 
+TEST(Gnuplot, FigureScriptSetsTheDataThenDrawsSvgThenPng) {
+  const GnuplotFigure f{.data = "1 2\n",
+                        .settings = "set title \"t\"\n",
+                        .plot = "data using 1:2 with points",
+                        .width_px = 900,
+                        .height_px = 500,
+                        .enhanced = false};
+  EXPECT_EQ(figure_script(f, "p.dat", "p.svg", "p.png"),
+            "data = \"p.dat\"\nset title \"t\"\n"
+            "set terminal svg size 900,500 dynamic noenhanced\nset output \"p.svg\"\n"
+            "plot data using 1:2 with points\n"
+            "set terminal pngcairo size 900,500 noenhanced\nset output \"p.png\"\nreplot\n"
+            "set output\n");
+}
+
 Json run_document() {
   auto figures = [](double step) {
     return Json{{"step_time_s", step},

@@ -118,7 +118,7 @@ TEST(ClosedForm, RalpTrafficIgnoresTheHeadsSizeButPsTrafficDoesNot) {
 // ps-2; 4 workers; every NIC has 60 us latency, so a route costs L = 120 us. ps-0 is the
 // bottleneck both ways: pulls 4 x (4 MB + 24 B) / 1 GB/s + L, pushes the same, then ps-0 tells
 // the other shards the step is complete (one header, + L): 2 x 16.120096 + 0.120024 ms.
-sim::StrategyResult three_shards(bool lazy_network_update) {
+StrategyResult three_shards(bool lazy_network_update) {
   const std::string model = R"({"name": "m", "input": [1000, 1, 1], "layers": [
       {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
       {"name": "fc2", "type": "fc", "out_features": 500, "bias": false},

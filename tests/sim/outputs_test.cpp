@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "../support/run_command.hpp"
-#include "ralp/sim/result_io.hpp"
+#include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "sim_fixtures.hpp"
 
@@ -23,13 +23,13 @@ TEST(Outputs, StrategyResultRoundTripsThroughJson) {
   const Scenario s = load_scenario(kScenario);
   const auto r = sim::simulate_isolated(s, s.strategies[1], s.model.find("fc3"), {true, false});
   ASSERT_FALSE(r.timeline.empty());
-  EXPECT_EQ(sim::strategy_result_from_json(sim::to_json(r, true)), r);
+  EXPECT_EQ(strategy_result_from_json(to_json(r, true)), r);
 }
 
 TEST(Outputs, AutoCutSearchesEveryCut) {
   const Scenario s = load_scenario(kScenario);
   const auto result = sim::simulate_scenario(s, {.jobs = 2});
-  const sim::StrategyResult& ralp = result.results[2];
+  const StrategyResult& ralp = result.results[2];
   ASSERT_EQ(ralp.cut_search.size(), s.model.size() - 1);
   for (const auto& trial : ralp.cut_search) EXPECT_GE(trial.step_time_mean_s, ralp.step_time_mean_s);
   // Speedups are against the scenario's ps and allreduce strategies.

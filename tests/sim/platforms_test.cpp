@@ -20,14 +20,14 @@ constexpr double kTolerance = 1e-6;
 constexpr double kClosedFormSeconds = 1e-8;
 
 // Bytes per step a link carried; links no route crossed are absent from the result.
-double link_bytes(const sim::StrategyResult& r, const std::string& name) {
+double link_bytes(const StrategyResult& r, const std::string& name) {
   for (const auto& l : r.links) {
     if (l.name == name) return l.bytes;
   }
   return 0.0;
 }
 
-const sim::LinkLoad& link(const sim::StrategyResult& r, const std::string& name) {
+const LinkLoad& link(const StrategyResult& r, const std::string& name) {
   for (const auto& l : r.links) {
     if (l.name == name) return l;
   }
@@ -106,7 +106,7 @@ TEST(Platforms, StarLinksCarryTheirRoutesBytes) {
 // variable of 1 MB (250,000 weights); `platform` is the star's keys after "kind". Every message
 // is that megabyte and its 24-byte header.
 constexpr double kMessage = 1e6 + 24;
-sim::StrategyResult one_megabyte_ps(const std::string& platform) {
+StrategyResult one_megabyte_ps(const std::string& platform) {
   const Scenario s = scenario_from(
       R"("model": )" + fc_model(1000, 250) + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
       "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star", "latency": 0, )" +

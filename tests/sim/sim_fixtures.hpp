@@ -29,7 +29,7 @@ inline Scenario scenario_from(const std::string& body) {
 
 inline double relative_error(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
-inline const HostTraffic& host(const sim::StrategyResult& r, const std::string& name) {
+inline const HostTraffic& host(const StrategyResult& r, const std::string& name) {
   for (const auto& h : r.hosts) {
     if (h.name == name) return h;
   }

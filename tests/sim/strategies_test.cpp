@@ -36,7 +36,7 @@ size_t push_messages(const Scenario& s) {
       .groups.size();
 }
 
-sim::StrategyResult run(const Scenario& s, size_t index = 0, const char* cut = nullptr) {
+StrategyResult run(const Scenario& s, size_t index = 0, const char* cut = nullptr) {
   const auto id = cut ? s.model.find(cut) : std::nullopt;
   return sim::simulate_isolated(s, s.strategies[index], id, {});
 }
@@ -131,7 +131,7 @@ TEST(Strategies, GreedyShardingBalancesBytes) {
   // than greedy does.
   const Scenario rr = cifar(R"(["ps"])");
   const Scenario greedy = cifar(R"([{"name": "ps", "sharding": "greedy"}])");
-  const auto imbalance = [](const sim::StrategyResult& r) {
+  const auto imbalance = [](const StrategyResult& r) {
     return std::abs(host(r, "ps-0").bytes_in - host(r, "ps-1").bytes_in);
   };
   EXPECT_LE(imbalance(run(greedy)), imbalance(run(rr)));

@@ -1,6 +1,7 @@
-// What a real run measured: each rank's per-step record, and the summary of a strategy in the
-// simulator's terms (step time, images/s, bytes in and out of every host, each worker's compute /
-// communication / waiting split), with the JSON form whose field names match `ralp simulate`'s.
+// What a real run measured: each rank's per-step record (and its JSON form, in which ranks send it
+// to rank 0), and the summary of a strategy in the simulator's terms (core/measured_result.hpp:
+// step time, images/s, bytes in and out of every host, each worker's compute / communication /
+// waiting split).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
+#include "ralp/core/measured_result.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/step_result.hpp"
 
@@ -41,26 +43,6 @@ Json to_json(const RankRecord& record);
 // Throws std::runtime_error on a malformed record.
 RankRecord rank_record_from_json(const Json& j);
 
-// A measured strategy: the fields it shares with a predicted one (core/step_result.hpp), and what
-// only a real run has.
-struct MeasuredResult : StepResult {
-  std::vector<double> loss;  // per step, mean over the workers' micro-batches
-  std::string ring;          // "message" or "mpi_allreduce" where gradients are all-reduced
-  std::string backend;       // the kernels' device, "AMD EPYC 9R14 (1 thread)"
-  int threads = 1;
-  friend bool operator==(const MeasuredResult&, const MeasuredResult&) = default;
-};
-
-struct MeasuredRun {
-  std::string scenario;
-  std::string file;
-  std::string model;
-  int64_t workers = 0;
-  int64_t parameter_servers = 0;
-  int64_t batch_per_worker = 0;
-  std::vector<MeasuredResult> results;
-};
-
 // Summarises one strategy's rank records (indexed by rank: the parameter servers, then the
 // workers). Step k ends when the last part of it is done (the latest part_done[k] over ranks, as
 // the simulator closes a step); step 0 starts when the last rank started. Throws
@@ -68,7 +50,5 @@ struct MeasuredRun {
 // warmup_steps leaves no measured step.
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,
                          int64_t warmup_steps, int64_t batch_per_worker);
-
-Json to_json(const MeasuredRun& run);
 
 }  // namespace ralp::cluster

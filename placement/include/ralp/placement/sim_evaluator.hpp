@@ -29,6 +29,6 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
 // to simulate event by event. Results carry step times, images/s, speedups and compute sources;
 // no per-host traffic, links, splits or timeline. Throws InputError when a strategy with cut
 // "auto" has no valid cut.
-sim::ScenarioResult analytic_scenario(const Scenario& scenario);
+ScenarioResult analytic_scenario(const Scenario& scenario);
 
 }  // namespace ralp::placement

@@ -1,5 +1,6 @@
-// A small gnuplot driver: a scatter of predicted against measured values with the y = x line and
-// a band of +-`band_pct` around it, written as SVG and PNG from one script that is kept beside them.
+// A small gnuplot driver: any plot as a data file and a script kept beside the SVG and PNG it
+// draws, and the scatter of predicted against measured values with the y = x line and a band of
+// +-`band_pct` around it.
 #pragma once
 
 #include <filesystem>
@@ -8,6 +9,37 @@
 #include <vector>
 
 namespace ralp::reports {
+
+inline constexpr int kPlotWidthPx = 800;
+inline constexpr int kPlotHeightPx = 600;
+
+// A plot for gnuplot: `settings` (title, axes, styles) and `plot` (the plot command, which names
+// its data file as the gnuplot variable `data`) drawn at `width_px` x `height_px`.
+struct GnuplotFigure {
+  std::string data;      // the data file's contents
+  std::string settings;  // commands before the plot command, each line ending in '\n'
+  std::string plot;      // the plot command without "plot "
+  int width_px = kPlotWidthPx;
+  int height_px = kPlotHeightPx;
+  bool enhanced = true;  // gnuplot's enhanced text ('_' subscripts, '^' superscripts, '@')
+};
+
+// The script: `data` set to the data file's name, the settings, then the plot drawn into `svg`
+// (SVG terminal) and `png` (pngcairo). Pure: same figure, same bytes.
+std::string figure_script(const GnuplotFigure& figure, const std::string& data,
+                          const std::string& svg, const std::string& png);
+
+// Writes BASE.dat and BASE.gp and runs gnuplot on it (in BASE's folder, with file names relative
+// to it) to make BASE.svg and BASE.png. Returns why the plot could not be drawn (gnuplot missing
+// or failing) in one line, or nullopt on success. Throws std::runtime_error when a file cannot be
+// written.
+std::optional<std::string> write_plot(const GnuplotFigure& figure, const std::filesystem::path& base);
+
+// Why gnuplot cannot be run here ("gnuplot not found (install gnuplot-nox)"), or nullopt.
+std::optional<std::string> gnuplot_problem();
+
+// `text` as a gnuplot string literal.
+std::string gnuplot_quoted(const std::string& text);
 
 struct ScatterSeries {
   std::string title;

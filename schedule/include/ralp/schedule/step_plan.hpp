@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/compute_sources.hpp"
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/sharding.hpp"
@@ -26,17 +27,6 @@ struct LayerTimes {
   Seconds forward;
   Seconds backward_data;
   Seconds backward_weight;
-};
-
-// Which profile gave the times, and how many layers each source covered.
-struct ComputeSources {
-  std::string profile;         // device profile name
-  std::string profile_source;  // "datasheet" or "measured"
-  std::string cost_model;      // CostModel::describe()
-  size_t measured = 0;
-  size_t fitted = 0;
-  size_t datasheet = 0;
-  friend bool operator==(const ComputeSources&, const ComputeSources&) = default;
 };
 
 struct StepPlan {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "ralp/sim/result.hpp"
+#include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
 
 namespace ralp::sim {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "ralp/schedule/schedule.hpp"
-#include "ralp/sim/result.hpp"
+#include "ralp/core/simulation_result.hpp"
 
 namespace ralp::sim {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace ralp::cli {
+namespace ralp::reports {
 
 class TextTable {
  public:
@@ -30,4 +30,4 @@ std::string with_commas(long long value);
 std::string fixed(double value, int decimals);
 std::string si(double value, const char* unit);  // "30.9 GFLOP"
 
-}  // namespace ralp::cli
+}  // namespace ralp::reports

@@ -2,9 +2,9 @@
 // strategy, the best cuts, and the bottleneck, from hand-made results.
 #include <gtest/gtest.h>
 
-#include "ralp/sim/verdict.hpp"
+#include "ralp/reports/verdict.hpp"
 
-namespace ralp::sim {
+namespace ralp::reports {
 namespace {
 
 StrategyResult result(const std::string& label, StrategyKind kind, double step,
@@ -75,4 +75,4 @@ TEST(Verdict, TheBottleneckInWords) {
 }
 
 }  // namespace
-}  // namespace ralp::sim
+}  // namespace ralp::reports

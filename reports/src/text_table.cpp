@@ -1,11 +1,11 @@
 // Text table layout and number formatting for terminal output.
-#include "text_table.hpp"
+#include "ralp/reports/text_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace ralp::cli {
+namespace ralp::reports {
 
 TextTable::TextTable(std::vector<Column> columns) : columns_(std::move(columns)) {}
 
@@ -79,4 +79,4 @@ std::string si(double value, const char* unit) {
   return buffer;
 }
 
-}  // namespace ralp::cli
+}  // namespace ralp::reports

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/sim/result.hpp"
+#include "ralp/core/simulation_result.hpp"
 
-namespace ralp::sim {
+namespace ralp::reports {
 
 // Cutting pays when it beats the best uncut strategy by more than this fraction.
 inline constexpr double kDefaultSplitThreshold = 0.05;
@@ -40,4 +40,4 @@ Verdict make_verdict(const ScenarioResult& result, double threshold = kDefaultSp
 std::vector<std::string> verdict_lines(const Verdict& verdict);
 Json to_json(const Verdict& verdict);
 
-}  // namespace ralp::sim
+}  // namespace ralp::reports

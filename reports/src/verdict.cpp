@@ -1,11 +1,11 @@
 // The recommendation at the end of `ralp simulate`'s output.
-#include "ralp/sim/verdict.hpp"
+#include "ralp/reports/verdict.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
-namespace ralp::sim {
+namespace ralp::reports {
 namespace {
 
 // A resource that takes at least this share of the step (the workers' compute or
@@ -161,4 +161,4 @@ Json to_json(const Verdict& v) {
           {"lines", verdict_lines(v)}};
 }
 
-}  // namespace ralp::sim
+}  // namespace ralp::reports

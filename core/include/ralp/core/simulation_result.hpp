@@ -1,5 +1,6 @@
 // What a simulation produces: step times, traffic per host and link, each worker's compute /
-// communication / waiting split, and the timeline of the last step. Value types only.
+// communication / waiting split, and the timeline of the last step; value types, and their JSON
+// form (the one `ralp simulate --json` writes per strategy and simulation processes return).
 #pragma once
 
 #include <cstdint>
@@ -7,13 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/compute_sources.hpp"
+#include "ralp/core/json_input.hpp"
 #include "ralp/core/step_result.hpp"
-#include "ralp/schedule/step_plan.hpp"
 
-namespace ralp::sim {
-
-using schedule::ComputeSources;
-using schedule::StepPlan;
+namespace ralp {
 
 enum class ActivityKind {
   compute,    // a layer's forward or backward on a worker or on the head PS
@@ -79,4 +78,9 @@ struct ScenarioResult {
   std::vector<StrategyResult> results;
 };
 
-}  // namespace ralp::sim
+// Every field of a StrategyResult; the timeline only when asked.
+Json to_json(const StrategyResult& result, bool with_timeline);
+// The inverse of to_json; throws std::runtime_error on a malformed document.
+StrategyResult strategy_result_from_json(const Json& json);
+
+}  // namespace ralp
