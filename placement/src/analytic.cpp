@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 #include "ralp/schedule/schedule.hpp"
@@ -18,6 +22,12 @@ constexpr double kTcpGamma = 4194304.0;
 constexpr double kTcpCrossTraffic = 1.05;
 
 constexpr double kHeader = static_cast<double>(schedule::kHeaderBytes);
+
+// The fluid model of staggered pushes runs when workers^2 x pushes is at most this (about a
+// second of arithmetic); larger clusters take the sharing-count approximation.
+constexpr double kFluidWork = 1e8;
+// Events of the fluid model this close (relative to the clock) happen together.
+constexpr double kTimeTie = 1e-12;
 
 double seconds_for(double bytes, const std::optional<BytesPerSecond>& rate) {
   return rate ? bytes / rate->value() : 0.0;
@@ -157,6 +167,142 @@ struct Model {
     return out;
   }
 
+  // The staggered workers' pushes as fluid flows (ralp: the head releases workers one after
+  // another, so their pushes overlap only in part): each worker sends its pushes to a shard one
+  // after another over one connection, each message after its latency; the flows in transfer
+  // share every link max-min fairly (the worker's uplink, the shard's downlink, the backbone), each
+  // capped by the TCP window. Returns arrival[i][w], when push i of worker w has reached its
+  // shard. Cost O(messages x flows in transfer).
+  [[nodiscard]] std::vector<std::vector<double>> fluid_push_arrivals(
+      const Backward& b, const std::vector<double>& starts) const {
+    const size_t n = b.pushes.size();
+    const size_t w_count = starts.size();
+    const size_t s_count = static_cast<size_t>(std::max<int64_t>(plan.shards, 1));
+    std::vector<std::vector<double>> arrival(n, std::vector<double>(w_count, 0.0));
+    // Each shard's pushes in backward order: a connection's queue.
+    std::vector<std::vector<size_t>> queue(s_count);
+    for (size_t i = 0; i < n; ++i) queue[static_cast<size_t>(b.pushes[i].shard)].push_back(i);
+    const AnalyticNetwork& net = links.net;
+    const double latency = net.latency_factor * links.worker_ps_latency();
+    const double ps_capacity = net.bandwidth_factor * net.ps_nic.bandwidth.value();
+    const double worker_capacity = net.bandwidth_factor * net.worker_nic.bandwidth.value();
+    const double backbone_capacity =
+        net.backbone ? net.bandwidth_factor * net.backbone->bandwidth.value() : 0.0;
+    const double window = net.tcp_window && links.worker_ps_latency() > 0.0
+                              ? kTcpGamma / (2.0 * links.worker_ps_latency())
+                              : std::numeric_limits<double>::infinity();
+
+    struct Flow {
+      size_t worker = 0;
+      size_t shard = 0;
+      size_t position = 0;  // in queue[shard]
+      double remaining = 0.0;
+      double rate = 0.0;
+      double end = 0.0;
+    };
+    // Messages waiting for their latency to pass: (time the transfer starts, worker, shard).
+    using Start = std::tuple<double, size_t, size_t, size_t>;
+    std::priority_queue<Start, std::vector<Start>, std::greater<>> pending;
+    const auto post = [&](size_t w, size_t shard, size_t position, double free) {
+      if (position >= queue[shard].size()) return;
+      const Push& p = b.pushes[queue[shard][position]];
+      pending.emplace(std::max(free, starts[w] + p.ready) + latency, w, shard, position);
+    };
+    for (size_t w = 0; w < w_count; ++w) {
+      for (size_t shard = 0; shard < s_count; ++shard) post(w, shard, 0, 0.0);
+    }
+
+    std::vector<Flow> active;
+    std::vector<double> ps_left(s_count);
+    std::vector<size_t> ps_flows(s_count);
+    std::vector<double> worker_left(w_count);
+    std::vector<size_t> worker_flows(w_count);
+    std::vector<char> frozen;
+    // Progressive filling: raise every unfrozen flow's rate together until a link or a window
+    // stops it. Only the links of flows in transfer are touched.
+    const auto share = [&]() {
+      for (const Flow& f : active) {
+        ps_left[f.shard] = ps_capacity;
+        worker_left[f.worker] = worker_capacity;
+      }
+      double backbone_left = backbone_capacity;
+      frozen.assign(active.size(), 0);
+      for (Flow& f : active) f.rate = 0.0;
+      size_t unfrozen = active.size();
+      while (unfrozen > 0) {
+        for (const Flow& f : active) {
+          ps_flows[f.shard] = 0;
+          worker_flows[f.worker] = 0;
+        }
+        double step = std::numeric_limits<double>::infinity();
+        for (size_t k = 0; k < active.size(); ++k) {
+          if (frozen[k]) continue;
+          ++ps_flows[active[k].shard];
+          ++worker_flows[active[k].worker];
+          step = std::min(step, window - active[k].rate);
+        }
+        for (size_t k = 0; k < active.size(); ++k) {
+          if (frozen[k]) continue;
+          const Flow& f = active[k];
+          step = std::min(step, ps_left[f.shard] / static_cast<double>(ps_flows[f.shard]));
+          step = std::min(step, worker_left[f.worker] / static_cast<double>(worker_flows[f.worker]));
+        }
+        if (net.backbone) step = std::min(step, backbone_left / static_cast<double>(unfrozen));
+        step = std::max(step, 0.0);
+        for (size_t k = 0; k < active.size(); ++k) {
+          if (frozen[k]) continue;
+          active[k].rate += step;
+          ps_left[active[k].shard] -= step;
+          worker_left[active[k].worker] -= step;
+          backbone_left -= step;
+        }
+        constexpr double kFull = 1e-9;
+        const bool backbone_full = net.backbone && backbone_left <= kFull * backbone_capacity;
+        for (size_t k = 0; k < active.size(); ++k) {
+          if (frozen[k]) continue;
+          const Flow& f = active[k];
+          if (backbone_full || ps_left[f.shard] <= kFull * ps_capacity ||
+              worker_left[f.worker] <= kFull * worker_capacity || f.rate >= window * (1 - kFull)) {
+            frozen[k] = 1;
+            --unfrozen;
+          }
+        }
+      }
+    };
+
+    double now = 0.0;
+    while (!active.empty() || !pending.empty()) {
+      double next = pending.empty() ? std::numeric_limits<double>::infinity()
+                                    : std::get<0>(pending.top());
+      for (Flow& f : active) {
+        f.end = now + f.remaining / f.rate;
+        next = std::min(next, f.end);
+      }
+      for (Flow& f : active) f.remaining -= f.rate * (next - now);
+      now = next;
+      // Transfers that end now (within rounding) arrive; their connection posts its next message.
+      const double tie = kTimeTie * std::max(1.0, now);
+      for (size_t k = 0; k < active.size();) {
+        const Flow& f = active[k];
+        if (f.end > now + tie) {
+          ++k;
+          continue;
+        }
+        arrival[queue[f.shard][f.position]][f.worker] = now;
+        post(f.worker, f.shard, f.position + 1, now);
+        active.erase(active.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      while (!pending.empty() && std::get<0>(pending.top()) <= now + tie) {
+        const auto [t, w, shard, position] = pending.top();
+        pending.pop();
+        const Push& p = b.pushes[queue[shard][position]];
+        active.push_back({w, shard, position, p.wire + kHeader, 0.0, 0.0});
+      }
+      share();
+    }
+    return arrival;
+  }
+
   // A shard's sums and updates (backward order, W pushes each), from `device_free`; `arrivals`
   // gives the push of group i from worker w. Returns when its last update ends.
   template <typename Arrival>
@@ -204,22 +350,32 @@ struct Model {
     }
     const double first = starts.front();
     const double last = starts.back();
-    // Workers whose pushes overlap: all of them in lockstep, else as many as start within one
-    // worker's push phase.
-    double sharing = workers;
+    // Workers in lockstep push alike, W sharing each link; staggered workers' pushes overlap
+    // only in part: a fluid model of the links over them where it is affordable, else as many
+    // sharing as start within one worker's push phase.
     const bool lockstep = last - first <= 0.0;
-    if (!lockstep && !b.pushes.empty()) {
-      const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
-      const double phase = alone.back() - b.pushes.front().ready;
-      const double spacing = (last - first) / std::max(1.0, workers - 1.0);
-      sharing = std::clamp(std::ceil(phase / spacing), 1.0, workers);
+    const double fluid_work = workers * workers * static_cast<double>(b.pushes.size());
+    const bool fluid = !lockstep && !b.pushes.empty() && fluid_work <= kFluidWork;
+    std::vector<std::vector<double>> fluid_arrival;
+    std::vector<double> relative;
+    if (fluid) {
+      fluid_arrival = fluid_push_arrivals(b, starts);
+    } else {
+      double sharing = workers;
+      if (!lockstep && !b.pushes.empty()) {
+        const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
+        const double phase = alone.back() - b.pushes.front().ready;
+        const double spacing = (last - first) / std::max(1.0, workers - 1.0);
+        sharing = std::clamp(std::ceil(phase / spacing), 1.0, workers);
+      }
+      relative = push_arrivals(b, 0.0, sharing);
     }
-    const std::vector<double> relative = push_arrivals(b, 0.0, sharing);
     double end = head_update;
     double last_shard_end = 0.0;
     for (int64_t s = 0; s < plan.shards; ++s) {
       const double free = s == 0 ? head_update : 0.0;
       const double t = shard_end(s, b, free, lockstep, [&](size_t i, int64_t w) {
+        if (fluid) return fluid_arrival[i][static_cast<size_t>(w)];
         return starts[lockstep ? 0 : static_cast<size_t>(w)] + relative[i];
       });
       if (s == 0) {
