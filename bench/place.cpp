@@ -1,10 +1,12 @@
 // Benchmark: the placement search's speed. For each zoo model (16 workers, 10 Gbps star) and a
 // synthetic 1,000-layer residual DAG: the analytic ranking of every cut, the whole "auto" search
 // (ranking, then the best 3 simulated) and brute force (every cut simulated), side by side; the
-// shipped ResNet-50 (16 workers) and Inception-v3 (8 workers) searches; and one analytic step of
-// VGG-16 on 65,536 workers per strategy.
+// shipped ResNet-50 (16 workers) and Inception-v3 (8 workers) searches; each zoo model's ps
+// variables on 4 shards round-robin, greedy and balanced; and one analytic step of VGG-16 on
+// 65,536 workers per strategy.
 //
-// With --shipped, also every shipped scenario's cut "auto" searched and brute-forced.
+// With --shipped, also every shipped scenario's cut "auto" searched and brute-forced; with
+// --model NAME, only that zoo model's row of the first table.
 //
 //   build/bench/place [--jobs N] [--no-brute] [--brute-dag] [--shipped]
 #include <sys/utsname.h>
@@ -24,6 +26,7 @@
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/search.hpp"
+#include "ralp/placement/shards.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 
 namespace {
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   bool brute = true;
   bool brute_dag = false;
   bool shipped = false;
+  std::string only;  // one zoo model's row
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) {
       jobs = std::atoi(argv[++i]);
@@ -81,8 +85,11 @@ int main(int argc, char** argv) {
       brute_dag = true;
     } else if (std::strcmp(argv[i], "--shipped") == 0) {
       shipped = true;
+    } else if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+      only = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: place [--jobs N] [--no-brute] [--brute-dag] [--shipped]\n");
+      std::fprintf(stderr,
+                   "usage: place [--jobs N] [--no-brute] [--brute-dag] [--shipped] [--model NAME]\n");
       return 2;
     }
   }
@@ -130,9 +137,30 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   for (const auto& entry : ralp::zoo_entries()) {
+    if (!only.empty() && entry.name != only) continue;
     row(entry.name, scenario("\"" + entry.name + "\"", 16, R"({"name": "ralp", "cut": "auto"})"), brute);
   }
+  if (!only.empty()) return 0;
   row("residual1000", scenario(residual_dag(), 16, R"({"name": "ralp", "cut": "auto"})"), brute_dag);
+
+  // Shard assignment: ps on 4 shards (16 workers), the busiest shard's analytic load and the
+  // analytic step under each assignment, and how long the balanced one took to find.
+  std::printf("\nshards: ps on 4 PS, 16 workers; busiest shard's load / analytic step\n");
+  std::printf("%-14s %22s %22s %22s %10s\n", "model", "round_robin", "greedy", "balanced", "balancing");
+  for (const auto& entry : ralp::zoo_entries()) {
+    Scenario s = scenario("\"" + entry.name + "\"", 16, R"("ps")");
+    s.parameter_servers = 4;
+    std::vector<ralp::placement::ShardingOption> o;
+    const double t = seconds_of([&] { o = ralp::placement::compare_shardings(s, s.strategies[0], std::nullopt); });
+    const auto cell = [](const ralp::placement::ShardingOption& x) {
+      char text[48];
+      std::snprintf(text, sizeof text, "%.1f / %.1f ms", 1e3 * x.busiest_s, 1e3 * x.analytic_s);
+      return std::string(text);
+    };
+    std::printf("%-14s %22s %22s %22s %8.3f s\n", entry.name.c_str(), cell(o[0]).c_str(),
+                cell(o[1]).c_str(), cell(o[2]).c_str(), t);
+    std::fflush(stdout);
+  }
 
   std::printf("\nwhole \"auto\" search of a shipped scenario (every auto strategy):\n");
   for (const char* file : {"scenarios/paper/resnet50-10gbe-16w-b32.json",

@@ -67,7 +67,11 @@ void print_tables(const Scenario& scenario, const MeasuredRun& run) {
   }
   table.print(std::cout);
   std::cout << "Step time: median over the measured steps, spread: their interquartile range. "
-               "Traffic is per step; compute / comm / wait is a worker's mean per step.\n\n";
+               "Traffic is per step; compute / comm / wait is a worker's mean per step.\n";
+  for (const auto& r : run.results) {
+    if (const std::string line = shard_line(r, scenario); !line.empty()) std::cout << line << '\n';
+  }
+  std::cout << '\n';
 
   TextTable splits({{"strategy", TextTable::Align::left},
                     {"rank", TextTable::Align::left},

@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "ralp/core/layer_graph.hpp"
+#include "ralp/core/scenario.hpp"
+#include "ralp/core/step_result.hpp"
 #include "ralp/reports/text_table.hpp"
 
 namespace ralp::cli {
@@ -37,6 +39,11 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_place_command(CLI::App& app, Action& action);
 void add_sweep_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
+
+// One line saying which shard holds which layers of a ps or ralp result with several shards
+// ("ps: variables on 2 shards (balanced): ps-0 4 MB: conv1, fc3; ps-1 ..."); long lists become
+// counts with the first and last layer. Empty when the result has no shards.
+std::string shard_line(const StepResult& result, const Scenario& scenario);
 
 // A zoo model name or a model file path; throws InputError for neither.
 LayerGraph resolve_model(const std::string& name_or_file);

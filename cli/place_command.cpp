@@ -34,6 +34,24 @@ Json placement_json(const placement::StrategyPlacement& p) {
             {"analytic_step_time_s", p.analytic_s},
             {"simulated_step_time_s", p.simulated_s}};
   j["cut"] = p.cut ? Json(p.cut_name) : Json(nullptr);
+  if (!p.shardings.empty()) {
+    Json shardings = Json::array();
+    for (const auto& o : p.shardings) {
+      Json shards = Json::array();
+      for (const ShardShare& share : o.shares) {
+        shards.push_back({{"name", "ps-" + std::to_string(share.shard)},
+                          {"bytes", share.bytes},
+                          {"layers", share.layers}});
+      }
+      shardings.push_back({{"sharding", std::string(to_string(o.placement))},
+                           {"chosen", o.placement == p.spec.sharding},
+                           {"shard_loads_s", o.loads_s},
+                           {"busiest_shard_load_s", o.busiest_s},
+                           {"analytic_step_time_s", o.analytic_s},
+                           {"shards", std::move(shards)}});
+    }
+    j["shardings"] = std::move(shardings);
+  }
   if (p.searched) {
     Json ranking = Json::array();
     for (size_t i = 0; i < p.ranking.size(); ++i) {
@@ -114,6 +132,30 @@ void print_answer(const Scenario& scenario, const placement::Placement& answer, 
       std::cout << "(" << p.ranking.size() - kShown << " more in --json)\n";
     }
     std::cout << p.spec.label << ": cut " << p.cut_name << ", the fastest simulated\n";
+  }
+  for (const auto& p : answer.strategies) {
+    if (p.shardings.empty()) continue;
+    std::cout << "\n" << p.spec.label << (p.cut ? " (cut " + p.cut_name + ")" : std::string())
+              << ": variables on " << scenario.parameter_servers
+              << " shards, each shard's analytic load per step\n";
+    TextTable table({{"sharding", TextTable::Align::left},
+                     {"busiest shard"},
+                     {"shard loads", TextTable::Align::left},
+                     {"bytes per shard", TextTable::Align::left},
+                     {"analytic step"}});
+    for (const auto& o : p.shardings) {
+      std::string loads;
+      std::string bytes;
+      for (size_t s = 0; s < o.loads_s.size(); ++s) {
+        loads += (s == 0 ? "" : " / ") + seconds(o.loads_s[s]);
+        bytes += (s == 0 ? "" : " / ") +
+                 format_bytes(Bytes(static_cast<double>(o.shares[s].bytes)));
+      }
+      table.add_row({std::string(to_string(o.placement)) +
+                         (o.placement == p.spec.sharding ? " (chosen)" : ""),
+                     seconds(o.busiest_s), loads, bytes, seconds(o.analytic_s)});
+    }
+    table.print(std::cout);
   }
   std::cout << "\n";
   TextTable summary({{"strategy", TextTable::Align::left},

@@ -127,6 +127,7 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
     if (r.ps_sources && (r.kind == StrategyKind::ralp || r.kind == StrategyKind::hybrid)) {
       std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
     }
+    if (const std::string line = shard_line(r, scenario); !line.empty()) std::cout << line << '\n';
     if (!r.cut_search.empty()) {
       std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of the "
                 << r.cut_search.size() << " best analytic cuts simulated (ralp place shows the ranking)\n";

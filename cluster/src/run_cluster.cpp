@@ -259,12 +259,11 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
                           workers_comm,
                           {},
                           {}};
-      if (ctx.uses_shards()) {
-        ctx.shards = make_shard_plan(scenario.model, ctx.tail_end, scenario.parameter_servers,
-                                     spec.sharding);
-      }
-      const schedule::Schedule steps_schedule = schedule::build_schedule(
-          schedule::make_step_plan(scenario, spec, planned.cut), scenario.parameter_servers);
+      const schedule::StepPlan step_plan = schedule::make_step_plan(scenario, spec, planned.cut);
+      // The schedule's shard plan, so that a balanced assignment is the one the simulator runs.
+      if (ctx.uses_shards()) ctx.shards = step_plan.shard_plan;
+      const schedule::Schedule steps_schedule =
+          schedule::build_schedule(step_plan, scenario.parameter_servers);
       ctx.record.name = role.name();
       ctx.record.part_done.assign(static_cast<size_t>(steps), std::nullopt);
       ctx.record.start = transport.now_reference();
@@ -291,6 +290,9 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
         if (ctx.uses_ring()) {
           result.ring =
               options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
+        }
+        if (ctx.uses_shards() && scenario.parameter_servers > 1) {
+          result.shards = shard_shares(ctx.shards, scenario.model, scenario.parameter_servers);
         }
         if (!options.keep_messages) result.messages.clear();
         result.backend = backend.device_name();

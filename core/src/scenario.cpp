@@ -275,9 +275,10 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
     }
   }
   if (has_ps) {
-    if (auto sharding = r->optional_choice("sharding", {"round_robin", "greedy"})) {
+    if (auto sharding = r->optional_choice("sharding", {"round_robin", "greedy", "balanced"})) {
       s.sharding = *sharding == "round_robin" ? ShardPlacement::round_robin
-                                              : ShardPlacement::greedy;
+                   : *sharding == "greedy"    ? ShardPlacement::greedy
+                                              : ShardPlacement::balanced;
     }
   }
   if (has_ring) {
@@ -402,7 +403,15 @@ std::string default_strategy_label(std::string_view kind, const std::optional<st
 }
 
 std::string_view to_string(ShardPlacement placement) {
-  return placement == ShardPlacement::round_robin ? "round_robin" : "greedy";
+  switch (placement) {
+    case ShardPlacement::round_robin:
+      return "round_robin";
+    case ShardPlacement::greedy:
+      return "greedy";
+    case ShardPlacement::balanced:
+      return "balanced";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(HeadMode mode) {

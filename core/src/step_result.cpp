@@ -141,6 +141,14 @@ void write_step_fields(const StepResult& r, Json& j) {
   j["hosts"] = std::move(hosts);
   j["worker_mean"] = to_json(r.worker_mean);
   j["ps_busy_s"] = r.ps_busy_s;
+  if (!r.shards.empty()) {
+    Json shards = Json::array();
+    for (const ShardShare& s : r.shards) {
+      shards.push_back({{"name", "ps-" + std::to_string(s.shard)}, {"bytes", s.bytes},
+                        {"layers", s.layers}});
+    }
+    j["shards"] = std::move(shards);
+  }
   if (!r.messages.empty()) {
     Json messages = Json::array();
     for (const auto& host : r.messages) {
@@ -170,6 +178,13 @@ void read_step_fields(const Json& j, StepResult& r) {
     }
     r.worker_mean = time_split_from_json(j.at("worker_mean"));
     r.ps_busy_s = j.at("ps_busy_s").get<double>();
+    if (j.contains("shards")) {
+      int64_t shard = 0;
+      for (const auto& s : j.at("shards")) {
+        r.shards.push_back({shard++, s.at("bytes").get<int64_t>(),
+                            s.at("layers").get<std::vector<std::string>>()});
+      }
+    }
     if (j.contains("messages")) {
       for (const auto& host : j.at("messages")) {
         std::vector<SentMessage> sent;

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 #include "ralp/schedule/schedule.hpp"
@@ -19,8 +23,126 @@ constexpr double kTcpCrossTraffic = 1.05;
 
 constexpr double kHeader = static_cast<double>(schedule::kHeaderBytes);
 
+// The fluid model of staggered pushes runs when workers^2 x pushes is at most this (about a
+// second of arithmetic); larger clusters take the sharing-count approximation.
+constexpr double kFluidWork = 1e8;
+// Events of the fluid model this close (relative to the clock) happen together.
+constexpr double kTimeTie = 1e-12;
+
 double seconds_for(double bytes, const std::optional<BytesPerSecond>& rate) {
   return rate ? bytes / rate->value() : 0.0;
+}
+
+// Messages as fluid flows over links: each connection sends its messages one after another, a
+// message once it is ready and the previous one has arrived, its transfer after the route's
+// latency; the flows in transfer share every link max-min fairly (progressive filling), each
+// capped at `window` bytes per second. Returns each message's arrival, indexed like `queues`.
+// Cost O(messages x flows in transfer x links per flow).
+struct FluidMessage {
+  double ready = 0.0;  // when it may leave
+  double bytes = 0.0;  // on the wire, header included
+};
+std::vector<std::vector<double>> fluid_arrivals(
+    const std::vector<std::vector<FluidMessage>>& queues,
+    const std::vector<std::vector<size_t>>& links_of,  // per connection: the links it crosses
+    const std::vector<double>& capacity, double latency, double window) {
+  std::vector<std::vector<double>> arrival(queues.size());
+  for (size_t c = 0; c < queues.size(); ++c) arrival[c].assign(queues[c].size(), 0.0);
+  struct Flow {
+    size_t connection = 0;
+    size_t position = 0;
+    double remaining = 0.0;
+    double rate = 0.0;
+    double end = 0.0;
+  };
+  // Messages in their latency: (time the transfer starts, connection, position).
+  using Start = std::tuple<double, size_t, size_t>;
+  std::priority_queue<Start, std::vector<Start>, std::greater<>> pending;
+  const auto post = [&](size_t c, size_t position, double free) {
+    if (position < queues[c].size()) {
+      pending.emplace(std::max(free, queues[c][position].ready) + latency, c, position);
+    }
+  };
+  for (size_t c = 0; c < queues.size(); ++c) post(c, 0, 0.0);
+
+  std::vector<Flow> active;
+  std::vector<double> left(capacity.size());
+  std::vector<size_t> sharing(capacity.size());
+  std::vector<char> frozen;
+  constexpr double kFull = 1e-9;
+  const auto share = [&]() {
+    for (const Flow& f : active) {
+      for (const size_t l : links_of[f.connection]) left[l] = capacity[l];
+    }
+    frozen.assign(active.size(), 0);
+    for (Flow& f : active) f.rate = 0.0;
+    size_t unfrozen = active.size();
+    while (unfrozen > 0) {
+      for (const Flow& f : active) {
+        for (const size_t l : links_of[f.connection]) sharing[l] = 0;
+      }
+      double step = std::numeric_limits<double>::infinity();
+      for (size_t k = 0; k < active.size(); ++k) {
+        if (frozen[k]) continue;
+        for (const size_t l : links_of[active[k].connection]) ++sharing[l];
+        step = std::min(step, window - active[k].rate);
+      }
+      for (size_t k = 0; k < active.size(); ++k) {
+        if (frozen[k]) continue;
+        for (const size_t l : links_of[active[k].connection]) {
+          step = std::min(step, left[l] / static_cast<double>(sharing[l]));
+        }
+      }
+      step = std::max(step, 0.0);
+      for (size_t k = 0; k < active.size(); ++k) {
+        if (frozen[k]) continue;
+        active[k].rate += step;
+        for (const size_t l : links_of[active[k].connection]) left[l] -= step;
+      }
+      for (size_t k = 0; k < active.size(); ++k) {
+        if (frozen[k]) continue;
+        bool full = active[k].rate >= window * (1.0 - kFull);
+        for (const size_t l : links_of[active[k].connection]) {
+          full = full || left[l] <= kFull * capacity[l];
+        }
+        if (full) {
+          frozen[k] = 1;
+          --unfrozen;
+        }
+      }
+    }
+  };
+
+  double now = 0.0;
+  while (!active.empty() || !pending.empty()) {
+    double next = pending.empty() ? std::numeric_limits<double>::infinity()
+                                  : std::get<0>(pending.top());
+    for (Flow& f : active) {
+      f.end = now + f.remaining / f.rate;
+      next = std::min(next, f.end);
+    }
+    for (Flow& f : active) f.remaining -= f.rate * (next - now);
+    now = next;
+    // Transfers that end now (within rounding) arrive; their connection posts its next message.
+    const double tie = kTimeTie * std::max(1.0, now);
+    for (size_t k = 0; k < active.size();) {
+      const Flow& f = active[k];
+      if (f.end > now + tie) {
+        ++k;
+        continue;
+      }
+      arrival[f.connection][f.position] = now;
+      post(f.connection, f.position + 1, now);
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    while (!pending.empty() && std::get<0>(pending.top()) <= now + tie) {
+      const auto [t, c, position] = pending.top();
+      pending.pop();
+      active.push_back({c, position, queues[c][position].bytes, 0.0, 0.0});
+    }
+    share();
+  }
+  return arrival;
 }
 
 // Transfers between roles: the route's latency and a flow's rate given how many flows share the
@@ -157,6 +279,77 @@ struct Model {
     return out;
   }
 
+  // The staggered workers' pushes as fluid flows (ralp: the head releases workers one after
+  // another, so their pushes overlap only in part): one connection per worker and shard, over
+  // the worker's uplink, the shard's downlink and the backbone. Returns arrival[i][w], when push
+  // i of worker w has reached its shard.
+  [[nodiscard]] std::vector<std::vector<double>> fluid_push_arrivals(
+      const Backward& b, const std::vector<double>& starts) const {
+    const size_t w_count = starts.size();
+    const size_t s_count = static_cast<size_t>(std::max<int64_t>(plan.shards, 1));
+    // Each shard's pushes in backward order.
+    std::vector<std::vector<size_t>> order(s_count);
+    for (size_t i = 0; i < b.pushes.size(); ++i) order[static_cast<size_t>(b.pushes[i].shard)].push_back(i);
+    FluidNetwork f = fluid_network(w_count, s_count);
+    std::vector<std::vector<FluidMessage>> queues;
+    std::vector<std::vector<size_t>> links_of;
+    for (size_t w = 0; w < w_count; ++w) {
+      for (size_t shard = 0; shard < s_count; ++shard) {
+        std::vector<FluidMessage> q;
+        for (const size_t i : order[shard]) {
+          q.push_back({starts[w] + b.pushes[i].ready, b.pushes[i].wire + kHeader});
+        }
+        queues.push_back(std::move(q));
+        links_of.push_back(f.route(f.worker_up(w), f.ps_down(shard)));
+      }
+    }
+    const std::vector<std::vector<double>> got =
+        fluid_arrivals(queues, links_of, f.capacity, f.latency, f.window);
+    std::vector<std::vector<double>> arrival(b.pushes.size(), std::vector<double>(w_count, 0.0));
+    for (size_t w = 0; w < w_count; ++w) {
+      for (size_t shard = 0; shard < s_count; ++shard) {
+        const std::vector<double>& a = got[w * s_count + shard];
+        for (size_t k = 0; k < order[shard].size(); ++k) arrival[order[shard][k]][w] = a[k];
+      }
+    }
+    return arrival;
+  }
+
+  // The star's links for the fluid model: each PS's downlink and uplink, each worker's uplink and
+  // downlink, and the backbone (shared by both directions).
+  struct FluidNetwork {
+    size_t workers = 0;
+    size_t shards = 0;
+    bool backbone = false;
+    std::vector<double> capacity;
+    double latency = 0.0;
+    double window = 0.0;
+    [[nodiscard]] size_t ps_down(size_t s) const { return s; }
+    [[nodiscard]] size_t ps_up(size_t s) const { return shards + s; }
+    [[nodiscard]] size_t worker_up(size_t w) const { return 2 * shards + w; }
+    [[nodiscard]] size_t worker_down(size_t w) const { return 2 * shards + workers + w; }
+    [[nodiscard]] std::vector<size_t> route(size_t a, size_t b) const {
+      if (backbone) return {a, b, 2 * shards + 2 * workers};
+      return {a, b};
+    }
+  };
+  [[nodiscard]] FluidNetwork fluid_network(size_t w_count, size_t s_count) const {
+    const AnalyticNetwork& net = links.net;
+    FluidNetwork f;
+    f.workers = w_count;
+    f.shards = s_count;
+    f.backbone = net.backbone.has_value();
+    f.capacity.assign(2 * s_count, net.bandwidth_factor * net.ps_nic.bandwidth.value());
+    f.capacity.resize(2 * s_count + 2 * w_count,
+                      net.bandwidth_factor * net.worker_nic.bandwidth.value());
+    if (net.backbone) f.capacity.push_back(net.bandwidth_factor * net.backbone->bandwidth.value());
+    f.latency = net.latency_factor * links.worker_ps_latency();
+    f.window = net.tcp_window && links.worker_ps_latency() > 0.0
+                   ? kTcpGamma / (2.0 * links.worker_ps_latency())
+                   : std::numeric_limits<double>::infinity();
+    return f;
+  }
+
   // A shard's sums and updates (backward order, W pushes each), from `device_free`; `arrivals`
   // gives the push of group i from worker w. Returns when its last update ends.
   template <typename Arrival>
@@ -204,22 +397,32 @@ struct Model {
     }
     const double first = starts.front();
     const double last = starts.back();
-    // Workers whose pushes overlap: all of them in lockstep, else as many as start within one
-    // worker's push phase.
-    double sharing = workers;
+    // Workers in lockstep push alike, W sharing each link; staggered workers' pushes overlap
+    // only in part: a fluid model of the links over them where it is affordable, else as many
+    // sharing as start within one worker's push phase.
     const bool lockstep = last - first <= 0.0;
-    if (!lockstep && !b.pushes.empty()) {
-      const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
-      const double phase = alone.back() - b.pushes.front().ready;
-      const double spacing = (last - first) / std::max(1.0, workers - 1.0);
-      sharing = std::clamp(std::ceil(phase / spacing), 1.0, workers);
+    const double fluid_work = workers * workers * static_cast<double>(b.pushes.size());
+    const bool fluid = !lockstep && !b.pushes.empty() && fluid_work <= kFluidWork;
+    std::vector<std::vector<double>> fluid_arrival;
+    std::vector<double> relative;
+    if (fluid) {
+      fluid_arrival = fluid_push_arrivals(b, starts);
+    } else {
+      double sharing = workers;
+      if (!lockstep && !b.pushes.empty()) {
+        const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
+        const double phase = alone.back() - b.pushes.front().ready;
+        const double spacing = (last - first) / std::max(1.0, workers - 1.0);
+        sharing = std::clamp(std::ceil(phase / spacing), 1.0, workers);
+      }
+      relative = push_arrivals(b, 0.0, sharing);
     }
-    const std::vector<double> relative = push_arrivals(b, 0.0, sharing);
     double end = head_update;
     double last_shard_end = 0.0;
     for (int64_t s = 0; s < plan.shards; ++s) {
       const double free = s == 0 ? head_update : 0.0;
       const double t = shard_end(s, b, free, lockstep, [&](size_t i, int64_t w) {
+        if (fluid) return fluid_arrival[i][static_cast<size_t>(w)];
         return starts[lockstep ? 0 : static_cast<size_t>(w)] + relative[i];
       });
       if (s == 0) {
@@ -254,15 +457,31 @@ struct Model {
     double uplink = 0.0;
     const bool per_worker = plan.strategy.head_mode == HeadMode::per_worker;
     if (!per_worker) device = copy + plan.head_full_batch.value();
+    // Replies leave as the head's passes and copies release them: as fluid flows sharing the
+    // PS's uplink where affordable, else one after another at the link's full rate.
+    const bool fluid = workers * workers <= kFluidWork;
+    std::vector<std::vector<FluidMessage>> replies;
     for (int64_t w = 0; w < plan.workers; ++w) {
       if (per_worker) {
         device = std::max(device, arrived + static_cast<double>(w + 1) * copy_in) +
                  plan.head_micro_batch.value();
       }
       copy = std::max(copy, device) + copy_out;
-      uplink = std::max(uplink, copy) + reply_alone;
-      starts[static_cast<size_t>(w)] =
-          uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
+      if (fluid) {
+        replies.push_back({{copy, grad + kHeader}});
+      } else {
+        uplink = std::max(uplink, copy) + reply_alone;
+        starts[static_cast<size_t>(w)] =
+            uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
+      }
+    }
+    if (fluid) {
+      const size_t w_count = static_cast<size_t>(plan.workers);
+      const FluidNetwork f = fluid_network(w_count, 1);
+      std::vector<std::vector<size_t>> links_of;
+      for (size_t w = 0; w < w_count; ++w) links_of.push_back(f.route(f.ps_up(0), f.worker_down(w)));
+      const auto got = fluid_arrivals(replies, links_of, f.capacity, f.latency, f.window);
+      for (size_t w = 0; w < w_count; ++w) starts[w] = got[w][0] + seconds_for(grad, plan.worker_pcie);
     }
     head_update = device + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
     return starts;

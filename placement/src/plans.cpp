@@ -30,8 +30,8 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   plan.cut = cut;
   plan.layer_names.assign(l.layer_names.begin(), l.layer_names.begin() + static_cast<std::ptrdiff_t>(cut));
   plan.worker.assign(l.worker.begin(), l.worker.begin() + static_cast<std::ptrdiff_t>(cut));
-  // Shards are assigned in model order (round-robin or greedily), so a shorter tail's groups are
-  // the longer tail's first ones.
+  // Round-robin and greedy assign shards in model order, so a shorter tail's groups are the
+  // longer tail's first ones.
   plan.groups_by_layer.assign(l.groups_by_layer.begin(),
                               l.groups_by_layer.begin() + static_cast<std::ptrdiff_t>(cut));
   for (const schedule::Tensor& t : l.tensors) {
@@ -70,6 +70,8 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   const schedule::BoundaryBytes crossing = schedule::boundary_bytes(graph, cut, plan.batch);
   plan.boundary_bytes = crossing.sent;
   plan.activation_grad_bytes = crossing.returned;
+  // A balanced assignment depends on the tail and on the head's load on ps-0: placed again.
+  if (plan.strategy.sharding == ShardPlacement::balanced) schedule::place_shards(scenario_, plan);
   return plan;
 }
 

@@ -152,6 +152,17 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
   return out;
 }
 
+namespace {
+
+void compare_shards(const Scenario& scenario, StrategyPlacement& p) {
+  const bool sharded = p.spec.kind == StrategyKind::ps || p.spec.kind == StrategyKind::ralp;
+  if (sharded && scenario.parameter_servers > 1) {
+    p.shardings = compare_shardings(scenario, p.spec, p.cut);
+  }
+}
+
+}  // namespace
+
 std::vector<StrategyPlacement> resolve_auto_cuts(const Scenario& scenario, StepEvaluator& evaluator,
                                                  const PlaceOptions& options) {
   check_options(options);
@@ -173,6 +184,7 @@ std::vector<StrategyPlacement> resolve_auto_cuts(const Scenario& scenario, StepE
 Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceOptions& options) {
   Placement out;
   out.strategies = resolve_auto_cuts(scenario, evaluator, options);
+  for (StrategyPlacement& p : out.strategies) compare_shards(scenario, p);
   std::vector<const StrategyPlacement*> cut;
   std::vector<const StrategyPlacement*> uncut;
   bool has_ps = false;
@@ -194,6 +206,7 @@ Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceO
     spec.label = std::string(to_string(kind));
     out.baselines.push_back(place_strategy(scenario, spec, evaluator, options));
   }
+  for (StrategyPlacement& p : out.baselines) compare_shards(scenario, p);
   for (const StrategyPlacement& p : out.baselines) uncut.push_back(&p);
   out.verdict = decide(scenario, cut, uncut);
   return out;

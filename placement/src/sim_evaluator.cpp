@@ -91,6 +91,9 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
     r.images_per_s = static_cast<double>(scenario.workers * scenario.batch_per_worker) / t;
     r.worker_sources = plan.worker_sources;
     r.ps_sources = plan.ps_sources;
+    if (plan.uses_shards() && scenario.parameter_servers > 1) {
+      r.shards = shard_shares(plan.shard_plan, scenario.model, scenario.parameter_servers);
+    }
     out.results.push_back(std::move(r));
   }
   const StrategyResult* ps = nullptr;

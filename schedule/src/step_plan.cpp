@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ralp/schedule/schedule.hpp"
+
 namespace ralp::schedule {
 namespace {
 
@@ -35,6 +37,26 @@ BytesPerSecond encode_rate(const DeviceProfile& device, const CompressionSpec& s
   const BytesPerSecond achieved = device.memory_bandwidth * device.memory_efficiency;
   return achieved /
          (spec.kind == CompressionKind::topk ? kTopkEncodeArrays : kStreamingEncodeArrays);
+}
+
+// The network model's latency and bandwidth factors: SimGrid's TCP model (LV08) scales latency
+// by 13.01 and bandwidth by 0.97.
+struct NetworkFactors {
+  double latency = 1.0;
+  double bandwidth = 1.0;
+};
+NetworkFactors network_factors(const Scenario& scenario) {
+  constexpr double kTcpLatencyFactor = 13.01;
+  constexpr double kTcpBandwidthFactor = 0.97;
+  switch (scenario.network_model.kind) {
+    case NetworkModelKind::tcp:
+      return {kTcpLatencyFactor, kTcpBandwidthFactor};
+    case NetworkModelKind::ideal:
+      return {};
+    case NetworkModelKind::factors:
+      return {scenario.network_model.latency_factor, scenario.network_model.bandwidth_factor};
+  }
+  return {};
 }
 
 }  // namespace
@@ -106,11 +128,6 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   plan.worker_sources =
       sources_of(scenario.worker_device, *worker_model, graph, 0, plan.tail_end, plan.batch);
 
-  plan.groups_by_layer.resize(plan.tail_end);
-  if (plan.uses_shards()) {
-    const ShardPlan shards = make_shard_plan(graph, plan.tail_end, plan.shards, strategy.sharding);
-    for (const VariableGroup& g : shards.groups) plan.groups_by_layer[g.layer].push_back(g);
-  }
   for (LayerId id = 0; id < plan.tail_end; ++id) {
     const Layer& layer = graph.layer(id);
     plan.tail_param_bytes += whole_bytes(layer.param_bytes());
@@ -130,24 +147,9 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   if (scenario.pcie_copies && scenario.ps_device.kind == DeviceKind::gpu) {
     plan.ps_pcie = scenario.ps_device.pcie_bandwidth;
   }
-  // SimGrid's TCP model (LV08) scales latency by 13.01 and bandwidth by 0.97; a hop between two
-  // workers crosses both NICs.
-  constexpr double kTcpLatencyFactor = 13.01;
-  constexpr double kTcpBandwidthFactor = 0.97;
+  // A hop between two workers crosses both NICs.
   const LinkSpec& nic = scenario.platform.worker_nic.value_or(scenario.platform.nic);
-  double latency_factor = 1.0, bandwidth_factor = 1.0;
-  switch (scenario.network_model.kind) {
-    case NetworkModelKind::tcp:
-      latency_factor = kTcpLatencyFactor;
-      bandwidth_factor = kTcpBandwidthFactor;
-      break;
-    case NetworkModelKind::ideal:
-      break;
-    case NetworkModelKind::factors:
-      latency_factor = scenario.network_model.latency_factor;
-      bandwidth_factor = scenario.network_model.bandwidth_factor;
-      break;
-  }
+  const auto [latency_factor, bandwidth_factor] = network_factors(scenario);
   plan.ring_bandwidth = BytesPerSecond(nic.bandwidth.value() * bandwidth_factor);
   plan.ring_hop_latency = Seconds(2.0 * nic.latency.value() * latency_factor);
   plan.compression = scenario.compression.kind;
@@ -178,7 +180,61 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
     s.cost_model = ps_model->describe();
     plan.ps_sources = s;
   }
+  place_shards(scenario, plan);
   return plan;
+}
+
+ShardLoadModel shard_load_model(const Scenario& scenario, const StepPlan& plan) {
+  const double w = static_cast<double>(plan.workers);
+  const double header = static_cast<double>(kHeaderBytes);
+  const LinkSpec& nic = scenario.platform.ps_nic.value_or(scenario.platform.nic);
+  const double link = network_factors(scenario).bandwidth * nic.bandwidth.value();
+  const auto pcie = [rate = plan.ps_pcie](double bytes) {
+    return rate ? bytes / rate->value() : 0.0;
+  };
+  ShardLoadModel model;
+  model.base_s.assign(static_cast<size_t>(std::max<int64_t>(plan.shards, 1)), 0.0);
+  if (plan.has_head()) {
+    const double in = static_cast<double>(plan.boundary_bytes);
+    const double out = static_cast<double>(plan.activation_grad_bytes);
+    const double passes = plan.strategy.head_mode == HeadMode::per_worker
+                              ? w * plan.head_micro_batch.value()
+                              : plan.head_full_batch.value();
+    model.base_s[0] = w * (in + header) / link + w * (out + header) / link + pcie(w * (in + out)) +
+                      passes + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
+  }
+  const bool compressed = plan.compression != CompressionKind::none;
+  const double sum_rate = plan.ps_sum_rate.value();
+  const double update_rate = plan.ps_update_rate.value();
+  const double decode_rate = plan.ps_encode_rate.value();
+  // What compressed() reads, copied so that the model outlives the caller's plan.
+  StepPlan codec;
+  codec.compression = plan.compression;
+  codec.topk_ratio = plan.topk_ratio;
+  model.group_s = [w, header, link, sum_rate, update_rate, decode_rate, compressed, pcie,
+                   codec](int64_t bytes) {
+    const double b = static_cast<double>(bytes);
+    const double wire = static_cast<double>(codec.compressed(bytes));
+    double t = w * (b + header) / link + w * (wire + header) / link + pcie(b + w * wire) +
+               w * b / sum_rate + b / update_rate;
+    if (compressed) t += w * b / decode_rate;
+    return t;
+  };
+  return model;
+}
+
+void place_shards(const Scenario& scenario, StepPlan& plan) {
+  plan.groups_by_layer.assign(plan.tail_end, {});
+  plan.shard_plan = {};
+  if (!plan.uses_shards()) return;
+  const LayerGraph& graph = scenario.model;
+  if (plan.strategy.sharding == ShardPlacement::balanced) {
+    const ShardLoadModel load = shard_load_model(scenario, plan);
+    plan.shard_plan = make_shard_plan(graph, plan.tail_end, plan.shards, plan.strategy.sharding, &load);
+  } else {
+    plan.shard_plan = make_shard_plan(graph, plan.tail_end, plan.shards, plan.strategy.sharding);
+  }
+  for (const VariableGroup& g : plan.shard_plan.groups) plan.groups_by_layer[g.layer].push_back(g);
 }
 
 }  // namespace ralp::schedule

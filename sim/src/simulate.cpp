@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "ralp/core/simulation_result.hpp"
+#include "ralp/schedule/step_plan.hpp"
 #include "ralp/sim/step_model.hpp"
 
 namespace ralp::sim {
@@ -263,6 +264,12 @@ ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedS
     StrategyResult chosen =
         task_of[s] ? std::move(raw[*task_of[s]]) : std::move(*resolved[s].searched_result);
     chosen.cut_search = std::move(resolved[s].search);
+    const StrategySpec& spec = resolved[s].spec;
+    if ((spec.kind == StrategyKind::ps || spec.kind == StrategyKind::ralp) &&
+        scenario.parameter_servers > 1) {
+      const schedule::StepPlan plan = schedule::make_step_plan(scenario, spec, resolved[s].cut);
+      chosen.shards = shard_shares(plan.shard_plan, scenario.model, scenario.parameter_servers);
+    }
     out.results.push_back(std::move(chosen));
   }
   const StrategyResult* ps = nullptr;

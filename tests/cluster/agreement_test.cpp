@@ -1,7 +1,8 @@
 // The simulator and the real cluster carry out the same schedule: for every strategy, on both
-// CIFAR nets, with 1 PS + 2 workers and 2 PS + 3 workers, cut given and "auto", every host sends
-// the same messages (peer, kind, item, payload bytes) in the same order on each connection, both
-// resolve "auto" to the same cut, and bytes per host equal the schedule's exactly, headers counted.
+// CIFAR nets, with 1 PS + 2 workers and 2 PS + 3 workers, cut given and "auto", shards placed
+// round-robin, greedily and balanced, every host sends the same messages (peer, kind, item,
+// payload bytes) in the same order on each connection, both resolve "auto" to the same cut and
+// place the same shards, and bytes per host equal the schedule's exactly, headers counted.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -38,6 +39,8 @@ std::string write_scenario(const std::filesystem::path& dir, const std::string& 
                       << R"(, "worker_device": "cpu-core",
                   "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
       "strategies": ["ps", {"name": "ps", "label": "ps-greedy", "sharding": "greedy"},
+                     {"name": "ps", "label": "ps-balanced", "sharding": "balanced"},
+                     {"name": "ralp", "label": "ralp-balanced", "cut": ")" << cut << R"(", "sharding": "balanced"},
                      {"name": "ralp", "label": "ralp-auto"}, {"name": "ralp", "cut": ")" << cut << R"("},
                      {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
                      {"name": "hybrid", "label": "hybrid-auto"},
@@ -93,6 +96,10 @@ void check_agreement(const std::string& model, const std::string& cut, int ps, i
     SCOPED_TRACE(a["strategy"].get<std::string>());
     EXPECT_EQ(a["strategy"], b["strategy"]);
     EXPECT_EQ(a["cut"], b["cut"]);
+    // The same shard assignment (written with several shards only).
+    const bool sharded = a["kind"] == "ps" || a["kind"] == "ralp";
+    EXPECT_EQ(a.contains("shards"), ps > 1 && sharded);
+    EXPECT_EQ(a.value("shards", Json()), b.value("shards", Json()));
     EXPECT_EQ(channels(a), channels(b));
     // Bytes per host: the simulator's, the real run's and the schedule's, exactly.
     std::optional<LayerId> resolved;

@@ -17,7 +17,8 @@
 namespace ralp {
 
 enum class StrategyKind { ps, ralp, allreduce, hybrid };
-enum class ShardPlacement { round_robin, greedy };
+// balanced: chosen by the analytic shard load (core/sharding.hpp), the same for every mode.
+enum class ShardPlacement { round_robin, greedy, balanced };
 enum class HeadMode { per_worker, all_workers };
 // How ring all-reduce is simulated: one message per chunk and phase, or one flow per ring edge
 // carrying every phase's bytes (exact on homogeneous rings); auto picks the exact cheaper form

@@ -11,6 +11,7 @@
 
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/sharding.hpp"
 
 namespace ralp {
 
@@ -69,6 +70,9 @@ struct StepResult {
   std::vector<TimeSplit> splits;   // indexed like hosts
   TimeSplit worker_mean;           // over the workers
   double ps_busy_s = 0.0;          // ps-0's device busy time per step
+  // ps and ralp with several shards: the bytes and layers each shard holds (JSON "shards", only
+  // when there are some).
+  std::vector<ShardShare> shards;
   // When asked for: each host's sent messages in the last step, by host index.
   std::vector<std::vector<SentMessage>> messages;
   friend bool operator==(const StepResult&, const StepResult&) = default;

@@ -2,9 +2,10 @@
 // strategy, from the step plan (compute times, variable groups, boundary bytes) and the
 // platform's links under the network model's factors. It follows the schedule's streams (device,
 // copy, one connection per peer, ring) for one representative worker, with every worker alike,
-// and prices each transfer by its share of the busiest link it crosses. Cost: O(layers) per
-// strategy and cut (O(workers x groups) for ralp's staggered pushes), independent of the event
-// simulation. Pure: no SimGrid.
+// and prices each transfer by its share of the busiest link it crosses; ralp's staggered replies
+// and pushes play out as fluid flows over the links. Cost: O(layers) per strategy and cut
+// (O(messages x flows in transfer) for ralp's fluid flows, O(workers x groups) past their limit),
+// independent of the event simulation. Pure: no SimGrid.
 #pragma once
 
 #include <cstdint>

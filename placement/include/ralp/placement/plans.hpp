@@ -16,7 +16,7 @@ class CutPlans {
   CutPlans(const Scenario& scenario, const StrategySpec& strategy);
 
   // The plan of `cut` (a cut point): equal to schedule::make_step_plan(scenario, strategy, cut)
-  // in every field the analytic model reads; the compute sources describe the longest tail.
+  // in every field the analytic model reads (shard_plan only for balanced sharding); the compute sources describe the longest tail.
   [[nodiscard]] schedule::StepPlan plan_at(LayerId cut) const;
 
  private:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ralp/core/scenario.hpp"
+#include "ralp/placement/shards.hpp"
 
 namespace ralp::placement {
 
@@ -61,6 +62,8 @@ struct StrategyPlacement {
   std::vector<RankedCut> ranking;  // searched: every candidate, fastest analytic first
   double analytic_s = 0.0;         // at the chosen cut
   double simulated_s = 0.0;        // at the chosen cut
+  // ps and ralp with several shards: round-robin, greedy and balanced at the chosen cut.
+  std::vector<ShardingOption> shardings;
 };
 
 struct SplitVerdict {

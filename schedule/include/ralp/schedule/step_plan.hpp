@@ -44,6 +44,7 @@ struct StepPlan {
   // l's messages, each one layer's variables on one shard: a pull before the layer's forward, a
   // push as soon as its backward produced the gradients.
   std::vector<std::vector<VariableGroup>> groups_by_layer;
+  ShardPlan shard_plan;  // the same groups with their variables (ps, ralp)
   // allreduce, hybrid: the tail's gradient tensors in model order.
   std::vector<Tensor> tensors;
   int64_t tail_param_bytes = 0;
@@ -106,6 +107,17 @@ struct BoundaryBytes {
   int64_t returned = 0;
 };
 BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch);
+
+// The load of each shard in one step that balanced sharding minimises, from the plan's workers,
+// rates and head and the scenario's PS link under its network model's factors: per group of b
+// bytes, W pulls and W pushes (headers included) over the PS's link, the W copies, decodes and
+// sums, and the update; ps-0 also carries ralp's head (W boundaries in, W replies out, the head's
+// passes and update). Reads every field make_step_plan sets except the groups.
+ShardLoadModel shard_load_model(const Scenario& scenario, const StepPlan& plan);
+
+// Sets plan.shard_plan and plan.groups_by_layer for the plan's tail (ps and ralp; nothing for
+// allreduce and hybrid), with the strategy's sharding (balanced under shard_load_model).
+void place_shards(const Scenario& scenario, StepPlan& plan);
 
 // Builds the plan of `strategy` with the first head layer `cut` (ralp and hybrid; ignored by ps
 // and allreduce). Throws std::invalid_argument when a ralp/hybrid plan has no cut.
