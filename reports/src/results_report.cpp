@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -164,6 +165,10 @@ ScenarioResult read_simulation(const Json& doc, const std::string& file) {
   return out;
 }
 
+// Whether a sweep axis multiplies the points: every axis but "strategies", which lists what each
+// point runs and has no value in a point's "values" (docs/sweep.md).
+bool multiplies_points(const SweepAxis& axis) { return axis.name != "strategies"; }
+
 SweepDocument read_sweep(const Json& doc, const std::string& file) {
   ObjectReader r(doc, "", file);
   ObjectReader s(r.require("sweep", "an object"), r.path_of("sweep"), file);
@@ -190,7 +195,7 @@ SweepDocument read_sweep(const Json& doc, const std::string& file) {
       p.fail("values", "is " + describe_json(point.values) + ", expected an object");
     }
     for (const SweepAxis& axis : out.axes) {
-      if (!point.values.contains(axis.name)) {
+      if (multiplies_points(axis) && !point.values.contains(axis.name)) {
         throw InputError(file, json_path(p.path_of("values"), axis.name),
                          "is missing, expected the point's value of the sweep's axis");
       }
@@ -618,7 +623,7 @@ void simulate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
 std::string axis_title(const SweepDocument& sweep, const SweepPoint& p) {
   std::string title;
   for (const SweepAxis& axis : sweep.axes) {
-    if (axis.name == "workers" || axis.values.size() < 2) continue;
+    if (axis.name == "workers" || !multiplies_points(axis) || axis.values.size() < 2) continue;
     title += ", " + axis.name + " " + value_text(p.values.at(axis.name));
   }
   return title;
@@ -666,14 +671,16 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
   for (const auto& s : series) {
     for (const auto& [w, x] : s.points) speedup[{s.title, w}] = x;
   }
+  std::vector<SweepAxis> multiplied;
+  std::copy_if(sw.axes.begin(), sw.axes.end(), std::back_inserter(multiplied), multiplies_points);
   std::vector<std::string> header;
-  for (const SweepAxis& a : sw.axes) header.push_back(a.name);
+  for (const SweepAxis& a : multiplied) header.push_back(a.name);
   for (const char* h : {"strategy", "cut", "step time", "images/s", "speedup"}) header.push_back(h);
   std::vector<std::vector<std::string>> rows;
   for (const SweepPoint& p : sw.points) {
     for (const auto& r : p.results) {
       std::vector<std::string> row;
-      for (const SweepAxis& a : sw.axes) row.push_back(value_text(p.values.at(a.name)));
+      for (const SweepAxis& a : multiplied) row.push_back(value_text(p.values.at(a.name)));
       row.push_back(r.label);
       row.push_back(r.cut.value_or("-"));
       row.push_back(seconds(r.step_time_mean_s));
@@ -688,7 +695,7 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
       rows.push_back(std::move(row));
     }
   }
-  std::vector<Align> align(sw.axes.size(), Align::left);
+  std::vector<Align> align(multiplied.size(), Align::left);
   align.push_back(Align::left);
   align.push_back(Align::left);
   doc.table(header, rows, align);

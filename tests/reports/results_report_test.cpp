@@ -181,6 +181,19 @@ TEST(ResultsReport, SpeedupIsAgainstTheSmallestWorkerCountAtTheSameBandwidth) {
   EXPECT_EQ(sweep_speedups(parse_result_document(sweep, "s").sweep).size(), 1u);
 }
 
+// `ralp sweep --strategies` lists the strategies as the last axis, which no point's values name.
+TEST(ResultsReport, TheStrategiesAxisIsNotAPointValue) {
+  Json sweep = sweep_document();
+  sweep["sweep"]["axes"].push_back({{"name", "strategies"}, {"values", {"ps", "ralp"}}});
+  const ResultDocument d = parse_result_document(sweep, "sweep.json");
+  ASSERT_EQ(d.sweep.axes.size(), 3u);
+  EXPECT_EQ(to_json(d.sweep), sweep);
+  const auto series = sweep_speedups(d.sweep);
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].title, "ps, bandwidth 1Gbps");
+  EXPECT_EQ(series[1].title, "ps, bandwidth 10Gbps");
+}
+
 TEST(ResultsReport, MalformedDocumentsNameTheFileAndPath) {
   Json sweep = sweep_document();
   sweep["points"][2]["results"][0].erase("images_per_s");
