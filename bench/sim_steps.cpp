@@ -5,7 +5,9 @@
 // lazy max-min update (its cost and how far its step time strays from the full update's).
 //
 //   build/bench/sim_steps [--max-workers N] [--steps K] [--network tcp|ideal]
-//                         [--lazy-max-workers N]
+//                         [--lazy-max-workers N] [--ralp-max-workers N]
+// ralp's rows stop at --ralp-max-workers (default 4,096): its time per step grows with the square
+// of the workers (every flow start and end re-solves the shares of every flow on the PS link).
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -96,11 +98,13 @@ int main(int argc, char** argv) {
   int steps = 2;
   std::string network = "tcp";
   int lazy_max_workers = 1024;
+  int ralp_max_workers = 4096;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--max-workers") == 0) max_workers = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--network") == 0) network = argv[i + 1];
     if (std::strcmp(argv[i], "--lazy-max-workers") == 0) lazy_max_workers = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--ralp-max-workers") == 0) ralp_max_workers = std::atoi(argv[i + 1]);
   }
   utsname host{};
   uname(&host);
@@ -118,6 +122,7 @@ int main(int argc, char** argv) {
       const auto& strategy = s.strategies[i];
       // The message-level ring costs 2(W-1) messages per worker and buffer: skip it past 256.
       if (strategy.label == "allreduce-message" && workers > 256) continue;
+      if (strategy.kind == ralp::StrategyKind::ralp && workers > ralp_max_workers) continue;
       const Row row = measure(s, strategy, steps, false);
       const double wall = row.wall_per_step;
       if (strategy.label == "allreduce") coalesced = wall;

@@ -196,6 +196,7 @@ struct Model {
   Links links;
   double workers = 1.0;
   double shards = 1.0;
+  bool fluid_allowed = true;  // false: the closed-form approximations only
 
   [[nodiscard]] double backward_of(LayerId l) const {
     return plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
@@ -402,7 +403,7 @@ struct Model {
     // sharing as start within one worker's push phase.
     const bool lockstep = last - first <= 0.0;
     const double fluid_work = workers * workers * static_cast<double>(b.pushes.size());
-    const bool fluid = !lockstep && !b.pushes.empty() && fluid_work <= kFluidWork;
+    const bool fluid = fluid_allowed && !lockstep && !b.pushes.empty() && fluid_work <= kFluidWork;
     std::vector<std::vector<double>> fluid_arrival;
     std::vector<double> relative;
     if (fluid) {
@@ -459,7 +460,7 @@ struct Model {
     if (!per_worker) device = copy + plan.head_full_batch.value();
     // Replies leave as the head's passes and copies release them: as fluid flows sharing the
     // PS's uplink where affordable, else one after another at the link's full rate.
-    const bool fluid = workers * workers <= kFluidWork;
+    const bool fluid = fluid_allowed && workers * workers <= kFluidWork;
     std::vector<std::vector<FluidMessage>> replies;
     for (int64_t w = 0; w < plan.workers; ++w) {
       if (per_worker) {
@@ -577,10 +578,12 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
   return net;
 }
 
-AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan) {
+AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,
+                               AnalyticDetail detail) {
   const AnalyticNetwork net = analytic_network(scenario);
   const Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),
-                static_cast<double>(std::max<int64_t>(plan.shards, 1))};
+                static_cast<double>(std::max<int64_t>(plan.shards, 1)),
+                detail == AnalyticDetail::fluid};
   AnalyticEstimate e = plan.uses_shards() ? m.shards_step() : m.ring_step();
   e.network_s = network_bound(plan, net);
   return e;

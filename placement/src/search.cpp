@@ -144,11 +144,20 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
     const schedule::StepPlan plan = plans.plan_at(cut);
     const Candidate c{cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
                       plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes};
-    out.push_back({c, estimate_step(scenario, plan).step_time_s, std::nullopt});
+    out.push_back(
+        {c, estimate_step(scenario, plan, AnalyticDetail::closed_form).step_time_s, std::nullopt});
   }
   // Fastest analytic first; ties to the earlier cut, so the order is deterministic.
-  std::stable_sort(out.begin(), out.end(),
-                   [](const RankedCut& a, const RankedCut& b) { return a.analytic_s < b.analytic_s; });
+  const auto faster = [](const RankedCut& a, const RankedCut& b) {
+    return a.analytic_s < b.analytic_s;
+  };
+  std::stable_sort(out.begin(), out.end(), faster);
+  // The closed forms rank every candidate; the fluid model re-estimates the best of them.
+  const size_t refined = std::min(out.size(), kFluidRefined);
+  for (size_t i = 0; i < refined; ++i) {
+    out[i].analytic_s = estimate_step(scenario, plans.plan_at(out[i].candidate.cut)).step_time_s;
+  }
+  std::stable_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(refined), faster);
   return out;
 }
 

@@ -38,8 +38,15 @@ struct AnalyticEstimate {
   double network_s = 0.0;       // bytes of the busiest PS or worker link / its bandwidth
 };
 
+// How ralp's staggered replies and pushes are priced: by the fluid model of the links (within 2%
+// of the event simulation; its cost grows with workers squared), or by closed-form
+// approximations only (microseconds; up to 12% off for ralp, and the same as the fluid model for
+// ps and allreduce), which the cut ranking uses to pick the candidates the fluid model refines.
+enum class AnalyticDetail { fluid, closed_form };
+
 // The step time of `plan` (built for `scenario` by schedule::make_step_plan).
-AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan);
+AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,
+                               AnalyticDetail detail = AnalyticDetail::fluid);
 
 // make_step_plan then estimate_step.
 AnalyticEstimate estimate_strategy(const Scenario& scenario, const StrategySpec& strategy,

@@ -31,6 +31,9 @@ std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& 
 // Every candidate of a ralp or hybrid strategy with its analytic step time, fastest first (ties
 // to the earlier cut).
 struct RankedCut;
+// Every candidate ranked by the analytic model's closed forms, then the best kFluidRefined
+// re-estimated by its fluid model and re-ranked among themselves (analytic.hpp's AnalyticDetail).
+inline constexpr size_t kFluidRefined = 8;
 std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy);
 
 // Simulates strategies: the search's only view of the event simulator, so that tests can
