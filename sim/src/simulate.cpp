@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ralp/core/child_reply.hpp"
 #include "ralp/core/simulation_result.hpp"
 #include "ralp/schedule/step_plan.hpp"
 #include "ralp/sim/step_model.hpp"
@@ -30,17 +31,11 @@ struct Task {
 
 // What a child sends back: a result or the error it met.
 std::string run_child(const Scenario& scenario, const Task& task) {
-  Json reply;
-  try {
+  return child_reply([&] {
     const schedule::StepPlan plan = schedule::make_step_plan(scenario, *task.strategy, task.cut);
     const schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
-    reply = {{"result", to_json(run_step_model(scenario, steps, task.run), task.run.timeline)}};
-  } catch (const InputError& e) {
-    reply = {{"input_error", {{"file", e.file()}, {"path", e.path()}, {"problem", e.problem()}}}};
-  } catch (const std::exception& e) {
-    reply = {{"failure", e.what()}};
-  }
-  return reply.dump();
+    return to_json(run_step_model(scenario, steps, task.run), task.run.timeline);
+  });
 }
 
 std::string describe(const Task& task, const Scenario& scenario) {
@@ -51,28 +46,8 @@ std::string describe(const Task& task, const Scenario& scenario) {
 
 StrategyResult parse_reply(const std::string& text, int status, const Task& task,
                            const Scenario& scenario) {
-  const std::string what = "simulating " + describe(task, scenario);
-  if (WIFSIGNALED(status)) {
-    throw std::runtime_error(what + " failed: the simulator process died with signal " +
-                             std::to_string(WTERMSIG(status)) + " (" +
-                             strsignal(WTERMSIG(status)) + ")");
-  }
-  Json reply;
-  try {
-    reply = Json::parse(text);
-  } catch (const Json::exception&) {
-    throw std::runtime_error(what + " failed: the simulator process exited with status " +
-                             std::to_string(WEXITSTATUS(status)) + " without a result");
-  }
-  if (reply.contains("input_error")) {
-    const Json& e = reply["input_error"];
-    throw InputError(e["file"].get<std::string>(), e["path"].get<std::string>(),
-                     e["problem"].get<std::string>());
-  }
-  if (reply.contains("failure")) {
-    throw std::runtime_error(what + " failed: " + reply["failure"].get<std::string>());
-  }
-  return strategy_result_from_json(reply.at("result"));
+  return strategy_result_from_json(
+      parse_child_reply(text, status, "simulating " + describe(task, scenario)));
 }
 
 struct Child {
@@ -81,16 +56,6 @@ struct Child {
   size_t task = 0;
   std::string output;
 };
-
-void write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
 
 Child start_child(const Scenario& scenario, const Task& task, size_t index) {
   int fds[2];
@@ -174,11 +139,6 @@ std::vector<StrategyResult> run_tasks(const Scenario& scenario, const std::vecto
     results.push_back(parse_reply(replies[i]->first, replies[i]->second, tasks[i], scenario));
   }
   return results;
-}
-
-int default_jobs() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
 }
 
 const char* network_model_name(const NetworkModelSpec& spec) {

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ralp/core/child_reply.hpp"
 #include "ralp/core/simulation_result.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/sim/simulate.hpp"
@@ -31,15 +32,8 @@ Json outcome_json(const ScenarioResult& result) {
 }
 
 // What a child writes: the outcome, or the error that stopped it.
-std::string child_reply(const SweepPoint& point, const std::string& fidelity) {
-  try {
-    return Json{{"outcome", evaluate_point(point, fidelity)}}.dump();
-  } catch (const InputError& e) {
-    return Json{{"input_error", {{"file", e.file()}, {"path", e.path()}, {"problem", e.problem()}}}}
-        .dump();
-  } catch (const std::exception& e) {
-    return Json{{"failure", e.what()}}.dump();
-  }
+std::string point_reply(const SweepPoint& point, const std::string& fidelity) {
+  return child_reply([&] { return evaluate_point(point, fidelity); });
 }
 
 // "point 4 (workers=5)" for messages.
@@ -48,25 +42,8 @@ std::string point_name(const SweepPoint& point) {
          (point.values.empty() ? "" : " (" + point.describe() + ")");
 }
 
-Json parse_child_reply(const std::string& text, int status, const SweepPoint& point) {
-  const std::string what = point_name(point);
-  Json reply;
-  try {
-    reply = Json::parse(text);
-  } catch (const Json::exception&) {
-    throw std::runtime_error(what + " failed: its process exited with status " +
-                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                             " without a result");
-  }
-  if (reply.contains("input_error")) {
-    const Json& e = reply["input_error"];
-    throw InputError(e["file"].get<std::string>(), e["path"].get<std::string>(),
-                     e["problem"].get<std::string>());
-  }
-  if (reply.contains("failure")) {
-    throw std::runtime_error(what + " failed: " + reply["failure"].get<std::string>());
-  }
-  return std::move(reply["outcome"]);
+Json parse_point_reply(const std::string& text, int status, const SweepPoint& point) {
+  return parse_child_reply(text, status, point_name(point));
 }
 
 struct Child {
@@ -75,16 +52,6 @@ struct Child {
   size_t point = 0;
   std::string output;
 };
-
-void write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
 
 Child start_child(const SweepPoint& point, const std::string& fidelity) {
   int fds[2];
@@ -100,7 +67,7 @@ Child start_child(const SweepPoint& point, const std::string& fidelity) {
   }
   if (pid == 0) {
     close(fds[0]);
-    write_all(fds[1], child_reply(point, fidelity));
+    write_all(fds[1], point_reply(point, fidelity));
     close(fds[1]);
     // Skip destructors and atexit handlers (MPI's among them): the parent owns every resource.
     _exit(0);
@@ -131,7 +98,7 @@ struct Worker {
       line += c;
       continue;
     }
-    const std::string reply = child_reply(points.at(std::stoull(line)), fidelity);
+    const std::string reply = point_reply(points.at(std::stoull(line)), fidelity);
     write_all(out, std::to_string(reply.size()) + "\n" + reply);
     line.clear();
   }
@@ -225,7 +192,7 @@ void run_workers(const std::vector<SweepPoint>& points, const std::vector<size_t
           close(w.to);
           w.to = -1;
           w.pid = -1;
-          parse_child_reply("", status, points.at(*w.point));  // throws: no reply
+          parse_point_reply("", status, points.at(*w.point));  // throws: no reply
         }
         w.buffer.append(buffer, static_cast<size_t>(n));
         const size_t nl = w.buffer.find('\n');
@@ -238,7 +205,7 @@ void run_workers(const std::vector<SweepPoint>& points, const std::vector<size_t
         w.point.reset();
         ++finished;
         if (next < which.size()) hand_out(w, which[next++]);
-        done(point, parse_child_reply(reply, 0, points.at(point)));
+        done(point, parse_point_reply(reply, 0, points.at(point)));
       }
     }
   } catch (...) {
@@ -250,11 +217,6 @@ void run_workers(const std::vector<SweepPoint>& points, const std::vector<size_t
 }
 
 }  // namespace
-
-int default_jobs() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
 
 Json evaluate_point(const SweepPoint& point, const std::string& fidelity) {
   const Scenario& scenario = point.scenario;
@@ -329,7 +291,7 @@ void run_points(const std::vector<SweepPoint>& points, const std::vector<size_t>
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
         polls.erase(polls.begin() + static_cast<std::ptrdiff_t>(i));
         ++finished;
-        done(point, parse_child_reply(output, status, points.at(point)));
+        done(point, parse_point_reply(output, status, points.at(point)));
       }
     }
   } catch (...) {

@@ -1,0 +1,27 @@
+// What a child process sends its parent when it evaluates something on the parent's behalf (a
+// simulation, a sweep point): the outcome as JSON, or the error that stopped it, so that the
+// parent raises the same InputError or failure as if it had done the work itself.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ralp/core/json_input.hpp"
+
+namespace ralp {
+
+// Runs `work` and encodes {"outcome": ...}, or the InputError or other exception it threw.
+std::string child_reply(const std::function<Json()>& work);
+
+// Decodes a reply read from a child that ended with wait status `status`. Returns the outcome;
+// rethrows an InputError as one; throws std::runtime_error("<what> failed: ...") for a failure,
+// a child killed by a signal, or one that ended without a reply.
+Json parse_child_reply(const std::string& text, int status, const std::string& what);
+
+// Writes all of `text` to `fd`, retrying on interruption (a child's side of its pipe).
+void write_all(int fd, const std::string& text);
+
+// Child processes to run at once by default: one per hardware thread.
+int default_jobs();
+
+}  // namespace ralp

@@ -1,0 +1,67 @@
+// Child processes' replies: encoding in the child, decoding (and rethrowing) in the parent.
+#include "ralp/core/child_reply.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "ralp/core/json_input.hpp"
+
+namespace ralp {
+
+std::string child_reply(const std::function<Json()>& work) {
+  try {
+    return Json{{"outcome", work()}}.dump();
+  } catch (const InputError& e) {
+    return Json{{"input_error", {{"file", e.file()}, {"path", e.path()}, {"problem", e.problem()}}}}
+        .dump();
+  } catch (const std::exception& e) {
+    return Json{{"failure", e.what()}}.dump();
+  }
+}
+
+Json parse_child_reply(const std::string& text, int status, const std::string& what) {
+  if (WIFSIGNALED(status)) {
+    throw std::runtime_error(what + " failed: its process died with signal " +
+                             std::to_string(WTERMSIG(status)) + " (" +
+                             strsignal(WTERMSIG(status)) + ")");
+  }
+  Json reply;
+  try {
+    reply = Json::parse(text);
+  } catch (const Json::exception&) {
+    throw std::runtime_error(what + " failed: its process exited with status " +
+                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                             " without a result");
+  }
+  if (reply.contains("input_error")) {
+    const Json& e = reply["input_error"];
+    throw InputError(e["file"].get<std::string>(), e["path"].get<std::string>(),
+                     e["problem"].get<std::string>());
+  }
+  if (reply.contains("failure")) {
+    throw std::runtime_error(what + " failed: " + reply["failure"].get<std::string>());
+  }
+  return std::move(reply.at("outcome"));
+}
+
+void write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+int default_jobs() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+}  // namespace ralp
