@@ -11,10 +11,9 @@
 namespace ralp::cluster {
 namespace {
 
-// A wait first re-checks at once (a message is often just arriving), then sleeps this long
-// between checks, so that waiting ranks leave the CPU to computing ones on a shared machine.
+// A wait first re-checks at once (a message is often just arriving), then pauses between
+// checks (Transport::Pause), so that waiting ranks leave the CPU to computing ones.
 constexpr int kSpinChecks = 16;
-constexpr auto kPollSleep = std::chrono::microseconds(50);
 // MPI counts in int: larger pieces travel as several blocks of one message.
 constexpr size_t kMaxBlock = size_t{1} << 30;
 constexpr int kClockRounds = 8;
@@ -311,14 +310,20 @@ void Transport::time_out(double waited) const {
   throw failure("no message from " + names + during + " within " + seconds + " s");
 }
 
-void Transport::wait_until(const std::function<bool()>& ready, double timeout_s) {
+void Transport::wait_until(const std::function<bool()>& ready, double timeout_s,
+                           const Pause& pause) {
   const double start = monotonic_seconds();
   for (int checks = 0;; ++checks) {
     progress();
     if (ready()) return;
     const double limit = timeout_s > 0.0 ? timeout_s : timeout_ * patience();
     if (monotonic_seconds() - start > limit) time_out(limit);
-    if (checks >= kSpinChecks) std::this_thread::sleep_for(kPollSleep);
+    if (checks < kSpinChecks) continue;
+    if (pause) {
+      pause(checks - kSpinChecks);
+    } else {
+      std::this_thread::sleep_for(kPollInterval);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -114,10 +115,18 @@ class Transport {
   // Forgets a completed message.
   void release(Handle h);
 
+  // How a wait passes the time between two checks once its first checks found nothing:
+  // `pause(round)` returns after at most the time it chooses for its `round`-th pause (0, 1, ...).
+  // The default sleeps kPollInterval; the step executor wakes as soon as its compute thread
+  // finishes an operation, and pauses longer while that thread computes.
+  using Pause = std::function<void(int round)>;
+  static constexpr std::chrono::microseconds kPollInterval{50};
+
   // Waits, driving progress(), until `ready()` is true; `ready` only looks (the work it unblocks
   // is done after the wait). Throws ClusterFailure naming the ranks of the outstanding messages
   // when nothing made `ready()` true within the timeout (`timeout_s` overrides it).
-  void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0);
+  void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0,
+                  const Pause& pause = {});
   void wait(Handle h, double timeout_s = 0.0);  // then release it
   void wait_all(std::vector<Handle>& hs, double timeout_s = 0.0);  // then release, clear hs
 
