@@ -70,26 +70,11 @@ std::string_view describe(MessageKind kind) {
     case MessageKind::start:
     case MessageKind::begin:
       return "the start of a strategy";
-    case MessageKind::pull:
-      return "pull";
-    case MessageKind::push:
-      return "push";
-    case MessageKind::activations:
-      return "activations";
-    case MessageKind::activation_gradient:
-      return "activation gradient";
-    case MessageKind::ready:
-    case MessageKind::go:
-      return "fusion negotiation";
-    case MessageKind::ring:
-      return "ring all-reduce";
-    case MessageKind::step_done:
-    case MessageKind::step_complete:
-      return "step completion";
     case MessageKind::results:
       return "result gathering";
+    default:  // a step's messages are named where the schedule defines them
+      return schedule::to_string(static_cast<schedule::MessageKind>(kind));
   }
-  return "a message";
 }
 
 Transport::Transport(const Roles& roles, double timeout_s)

@@ -42,7 +42,8 @@ enum class MessageKind : int {
 inline MessageKind transport_kind(schedule::MessageKind kind) {
   return static_cast<MessageKind>(static_cast<int>(kind));
 }
-// How messages of a kind are named in failure messages: "pull", "ring all-reduce".
+// How messages of a kind are named in failure messages: a step's messages as the schedule names
+// them ("pull", "ring all-reduce"), and the transport's own ("clock synchronisation").
 std::string_view describe(MessageKind kind);
 
 // Seconds on a monotonic clock shared by the processes of one machine (CLOCK_MONOTONIC).
