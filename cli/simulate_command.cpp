@@ -93,6 +93,17 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
             << to_string(scenario.platform.kind) << " platform, " << result.network_model
             << " network model; " << scenario.steps << " steps after " << scenario.warmup_steps
             << " warm-up\n";
+  for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
+    std::string names;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const int64_t h = group[i];
+      names += (i == 0 ? "" : i + 1 == group.size() ? " and " : ", ") +
+               (h < scenario.parameter_servers
+                    ? "ps-" + std::to_string(h)
+                    : "worker-" + std::to_string(h - scenario.parameter_servers));
+    }
+    std::cout << names << " share one device (cluster.shared_devices)\n";
+  }
   TextTable table({{"strategy", TextTable::Align::left},
                    {"cut", TextTable::Align::left},
                    {"step time"},

@@ -355,6 +355,33 @@ PlacementSpec read_placement(ObjectReader& r) {
   return spec;
 }
 
+// cluster.shared_devices: an array of one integer per host.
+std::vector<int64_t> read_shared_devices(ObjectReader& c, int64_t hosts) {
+  const Json* value = c.get("shared_devices");
+  if (value == nullptr) return {};
+  const std::string expected = "an array of " + std::to_string(hosts) +
+                               " integers in [0, " + std::to_string(hosts - 1) +
+                               "], one per host (parameter servers first, then workers)";
+  if (!value->is_array()) {
+    c.fail("shared_devices", "is " + describe_json(*value) + ", expected " + expected);
+  }
+  if (static_cast<int64_t>(value->size()) != hosts) {
+    c.fail("shared_devices",
+           "has " + std::to_string(value->size()) + " entries, expected " + expected);
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < value->size(); ++i) {
+    const Json& e = (*value)[i];
+    if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() >= hosts) {
+      throw InputError(c.file(), json_path(c.path_of("shared_devices"), i),
+                       "is " + describe_json(e) + ", expected an integer in [0, " +
+                           std::to_string(hosts - 1) + "]");
+    }
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
+}
+
 void check_roles(const Scenario& s, const std::string& file) {
   if (s.platform.kind != PlatformKind::file || s.platform.roles.empty()) return;
   for (const auto& [role, host] : s.platform.roles) {
@@ -483,6 +510,8 @@ Scenario parse_scenario(const Json& value, const std::string& file,
         c.has("ps_device") ? read_device(c, "ps_device", base_dir) : scenario.worker_device;
     scenario.platform =
         read_platform(c, base_dir, scenario.workers + scenario.parameter_servers);
+    scenario.shared_devices =
+        read_shared_devices(c, scenario.workers + scenario.parameter_servers);
     c.finish();
   }
   scenario.network_model = read_network_model(r);
@@ -525,6 +554,19 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   r.finish();
   check_roles(scenario, file);
   return scenario;
+}
+
+std::vector<std::vector<int64_t>> shared_device_groups(const Scenario& scenario) {
+  std::map<int64_t, std::vector<int64_t>> by_device;
+  for (size_t h = 0; h < scenario.shared_devices.size(); ++h) {
+    by_device[scenario.shared_devices[h]].push_back(static_cast<int64_t>(h));
+  }
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& [device, hosts] : by_device) {
+    if (hosts.size() > 1) groups.push_back(std::move(hosts));
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
 }
 
 Scenario load_scenario(const std::filesystem::path& file) {
@@ -590,7 +632,7 @@ Json scenario_to_json(const Scenario& s) {
     stragglers["probability"] = s.stragglers.probability;
     stragglers["slowdown"] = s.stragglers.slowdown;
   }
-  return {
+  Json out = {
       {"name", s.name},
       {"model", s.model_ref},
       {"batch_per_worker", s.batch_per_worker},
@@ -615,6 +657,8 @@ Json scenario_to_json(const Scenario& s) {
         {"threads", s.training.threads}}},
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
+  if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
+  return out;
 }
 
 }  // namespace ralp

@@ -53,6 +53,11 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
 }
 
 ScenarioResult analytic_scenario(const Scenario& scenario) {
+  if (!scenario.shared_devices.empty()) {
+    throw InputError(scenario.file, "/cluster/shared_devices",
+                     "describes hosts that share devices, which only the event simulation "
+                     "models; expected no shared_devices with --fidelity analytic");
+  }
   ScenarioResult out;
   out.scenario = scenario.name;
   out.file = scenario.file;

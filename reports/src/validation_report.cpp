@@ -176,11 +176,13 @@ std::string validation_markdown(const Json& run, const std::string& plot,
     (at(p, "pinned", "/points").get<bool>() ? pinned : shared) += 1;
   }
   doc.paragraph(
-      std::to_string(pinned) + " points pinned every rank that computes to a core of its own " +
-      "(taskset), so no two competed; " + std::to_string(shared) +
-      " points had more computing ranks than the machine's cores and ran unpinned, sharing them. "
-      "The simulator is not told about that sharing: its prediction for those points assumes a "
-      "core per rank, so their error includes the contention.");
+      std::to_string(pinned) + " points pinned every rank to a core of its own (taskset), so no "
+      "two competed; " + std::to_string(shared) +
+      " points had more ranks than the machine's cores: rank r ran on core r mod cores, and the "
+      "derived scenario's cluster.shared_devices told the simulator which ranks shared a core, so "
+      "that their predictions divide a core between computations that overlap. What the "
+      "simulator does not see is the CPU time of the ranks' communication threads and of the "
+      "network stack on those cores.");
 
   doc.heading(2, "Points");
   std::vector<std::vector<std::string>> point_rows;

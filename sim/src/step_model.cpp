@@ -6,8 +6,10 @@
 //   connections     leaves when both the send and the matching receive are posted and arrives
 //                   the route's idle transfer time later (World::idle_transfer_seconds), without
 //                   sharing links with the flows.
-// Streams that move payloads over the network are actors, since their times depend on the flows
-// they share links with:
+// Streams whose times depend on what else runs are actors:
+//   device of a    executes each operation on the CPU of the shared device's first host, which
+//   shared device  SimGrid divides equally among the operations running on it at once
+// and, since their times depend on the flows they share links with,
 //   to peer P       puts each message on the connection's mailbox, waiting for delivery
 //   from peer P     gets each message from the connection's mailbox, in order
 //   ring            one member of each fusion buffer's ring all-reduce (message by message, or as
@@ -90,6 +92,11 @@ class Role {
   [[nodiscard]] int64_t step() const { return step_; }
   [[nodiscard]] double ready_at(uint32_t op) const { return ready_at_[op]; }
   [[nodiscard]] bool finished_at_start() const { return schedule_.ops.empty(); }
+  // How long a device operation takes alone (a worker's compute under this step's straggler
+  // factor).
+  [[nodiscard]] double device_seconds(const Op& op) const {
+    return op.seconds * (op.kind == OpKind::compute ? slowdown_ : 1.0);
+  }
 
   // Blocks the calling actor's stream until step `step` of the role has begun.
   void wait_step(size_t stream, int64_t step) {
@@ -149,6 +156,9 @@ struct Model {
   bool draining = false;
   bool coalesced = false;
   double latency_factor = 1.0;
+  // Per host: the host whose CPU runs its device operations when it shares its device with
+  // others (Scenario::shared_devices), else -1 (its device stream is played by arithmetic).
+  std::vector<int32_t> device_host;
   Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
@@ -202,7 +212,8 @@ Role::Role(Model& model, const RoleSchedule& schedule)
     stream_of_[i] = static_cast<uint32_t>(s);
   }
   for (StreamOps& st : streams_) {
-    if (st.kind == Stream::device || st.kind == Stream::copy) st.played = true;
+    if (st.kind == Stream::copy) st.played = true;
+    if (st.kind == Stream::device) st.played = model.device_host[schedule.host] < 0;
     if (st.kind == Stream::send || st.kind == Stream::receive) {
       const auto key = st.kind == Stream::send ? std::pair{schedule.host, st.peer}
                                                : std::pair{st.peer, schedule.host};
@@ -312,7 +323,7 @@ void Role::advance(size_t stream) {
       model_.match(c);
       return;
     }
-    const double seconds = op.seconds * (op.kind == OpKind::compute ? slowdown_ : 1.0);
+    const double seconds = device_seconds(op);
     const double end = start + seconds;
     if (world_.measured(k) && seconds > 0.0) {
       world_.record_work(schedule_.host, -1, activity_of(op.kind), k,
@@ -482,6 +493,36 @@ void receive_actor(Model& m, Role& role, size_t stream) {
   }
 }
 
+// A shared device's stream: each operation executes on the device host's CPU, which divides
+// itself equally among the operations running at once (SimGrid's CPU model).
+void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
+  World& world = m.world;
+  const RoleSchedule& rs = role.schedule();
+  const StreamOps& ops = role.streams()[stream];
+  for (int64_t k = 0; k < world.steps; ++k) {
+    role.wait_step(stream, k);
+    for (const uint32_t i : ops.ops) {
+      wait_start(role, stream, i);
+      const Op& op = rs.ops[i];
+      const double seconds = role.device_seconds(op);
+      const double start = sg4::Engine::get_clock();
+      if (seconds > 0.0) {
+        sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * device->get_speed());
+        exec->set_host(device);
+        exec->start();
+        exec->wait();
+      }
+      const double end = sg4::Engine::get_clock();
+      if (world.measured(k) && seconds > 0.0) {
+        world.record_work(rs.host, -1, activity_of(op.kind), k,
+                          world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
+      }
+      role.complete(i, end);
+      m.drain();
+    }
+  }
+}
+
 // One member's part of a fusion buffer's ring all-reduce.
 void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
   World& world = m.world;
@@ -608,6 +649,12 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
                   (model == RingModel::automatic && ring_is_homogeneous(scenario, plan));
     m.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
   }
+  // Hosts that share a device run their device operations on the CPU of the group's first host.
+  const auto hosts = static_cast<size_t>(schedule.parameter_servers + schedule.workers);
+  m.device_host.assign(hosts, -1);
+  for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
+    for (const int64_t h : group) m.device_host[static_cast<size_t>(h)] = static_cast<int32_t>(group.front());
+  }
   // Connections that carry only headers.
   std::map<std::pair<int32_t, int32_t>, bool> header_only;
   for (const RoleSchedule& rs : schedule.roles) {
@@ -656,7 +703,12 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
         case Stream::ring:
           sg4::Actor::create(name + "-ring", host, [&m, r, s] { ring_actor(m, *r, s); });
           break;
-        case Stream::device:
+        case Stream::device: {
+          sg4::Host* device = world.host(m.device_host[static_cast<size_t>(r->schedule().host)]);
+          sg4::Actor::create(name + "-device", host,
+                             [&m, r, s, device] { device_actor(m, *r, s, device); });
+          break;
+        }
         case Stream::copy:
           break;
       }

@@ -46,15 +46,18 @@ TEST(Shapes, Layouts) {
   EXPECT_FALSE(parse_shape("3-node"));
 }
 
-TEST(Shapes, PinsEachComputingRankToItsOwnCoreWhenTheyFit) {
+TEST(Shapes, PinsEachRankToItsOwnCoreWhenTheyFitAndNamesTheSharingWhenNot) {
   using Pins = std::vector<std::optional<int>>;
   EXPECT_EQ(pin_ranks(Layout{1, 1}, 2), (Pins{0, 1}));
+  EXPECT_TRUE(shared_cores(Layout{1, 1}, 2).empty());
   // The two workers of an allreduce run get cores 0 and 1.
   EXPECT_EQ(pin_ranks(Layout{0, 2}, 2), (Pins{0, 1}));
-  // Three computing ranks on two cores: nobody is pinned.
-  EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{std::nullopt, std::nullopt, std::nullopt}));
+  // Three ranks on two cores: ps-0 and worker-1 share core 0, and the scenario says so.
+  EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{0, 1, 0}));
   EXPECT_FALSE(fits_cores(Layout{1, 2}, 2));
+  EXPECT_EQ(shared_cores(Layout{1, 2}, 2), (std::vector<int>{0, 1, 0}));
   EXPECT_EQ(pin_ranks(Layout{1, 2}, 4), (Pins{0, 1, 2}));
+  EXPECT_TRUE(shared_cores(Layout{1, 2}, 4).empty());
 }
 
 TEST(Grid, DefaultGridHas28PointsInRateScenarioShapeOrder) {
@@ -114,6 +117,13 @@ TEST(Grid, DerivedScenarioCarriesTheCalibration) {
   EXPECT_EQ(loaded.workers, 2);
   EXPECT_EQ(loaded.worker_device.name, "amd-epyc-family-26-model-2-1-thread");
   EXPECT_EQ(loaded.strategies.size(), 1u);
+  EXPECT_TRUE(loaded.shared_devices.empty());
+  // Ranks that share a core are written down for the simulator.
+  std::ofstream(file) << derived_scenario(base, kAlexnet.parent_path(), grid[0],
+                                          {.profile = profile, .network = fit, .steps = 7,
+                                           .warmup_steps = 1, .shared_devices = {0, 0}})
+                             .dump(2);
+  EXPECT_EQ(load_scenario(file.string()).shared_devices, (std::vector<int64_t>{0, 0}));
   std::filesystem::remove_all(dir);
 }
 

@@ -53,9 +53,15 @@ bool fits_cores(const Layout& layout, int cores) {
 
 std::vector<std::optional<int>> pin_ranks(const Layout& layout, int cores) {
   std::vector<std::optional<int>> pins(static_cast<size_t>(ranks_of(layout)));
-  if (!fits_cores(layout, cores)) return pins;
-  for (size_t r = 0; r < pins.size(); ++r) pins[r] = static_cast<int>(r);
+  for (size_t r = 0; r < pins.size(); ++r) pins[r] = static_cast<int>(r) % std::max(cores, 1);
   return pins;
+}
+
+std::vector<int> shared_cores(const Layout& layout, int cores) {
+  if (fits_cores(layout, cores)) return {};
+  std::vector<int> out;
+  for (const std::optional<int>& core : pin_ranks(layout, cores)) out.push_back(*core);
+  return out;
 }
 
 std::vector<StrategyEntry> strategy_entries(const Json& scenario, const std::string& file) {
@@ -171,6 +177,7 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
   cluster["platform"] = {{"kind", "star"},
                          {"nic_bandwidth", point.rate.bytes_per_s()},
                          {"latency", settings.network.latency_s}};
+  if (!settings.shared_devices.empty()) cluster["shared_devices"] = settings.shared_devices;
   s["cluster"] = cluster;
   s["network_model"] = {{"latency_factor", settings.network.latency_factor},
                         {"bandwidth_factor", settings.network.bandwidth_factor}};

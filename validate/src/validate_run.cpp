@@ -364,8 +364,11 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   const fs::path base_dir = point.scenario_file.has_parent_path()
                                 ? point.scenario_file.parent_path()
                                 : fs::path(".");
+  const Layout layout = layout_of(point.shape, point.strategy.kind);
   DerivedSettings settings{.profile = profile, .network = fit, .steps = o_.max_steps,
                            .warmup_steps = o_.warmup_steps};
+  // Namespace hosts run on this machine's cores: ranks that share one are told to the simulator.
+  if (!o_.hostfile) settings.shared_devices = shared_cores(layout, cores_);
   const fs::path scenario = folder / "scenario.json";
   const fs::path predicted_json = folder / "predicted.json";
   write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
@@ -376,7 +379,6 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
   const Json predicted = simulate(scenario, predicted_json, predicted_json.string());
 
-  const Layout layout = layout_of(point.shape, point.strategy.kind);
   const auto pins = hosts_ ? pin_ranks(layout, cores_) : std::vector<std::optional<int>>{};
   const bool pinned = o_.hostfile ? true : fits_cores(layout, cores_);
   const fs::path measured_json = fs::absolute(folder / "measured.json");

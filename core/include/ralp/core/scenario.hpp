@@ -134,6 +134,10 @@ struct Scenario {
   DeviceProfile worker_device;
   DeviceProfile ps_device;
   PlatformSpec platform;
+  // One entry per host, parameter servers first: hosts with the same number compute on one shared
+  // device (two ranks on one CPU core or one GPU), dividing it equally while both compute. Empty:
+  // every host has its own device. The simulator models the sharing; a real run has it.
+  std::vector<int64_t> shared_devices;
   NetworkModelSpec network_model;
   std::vector<StrategySpec> strategies;
   int64_t steps = 0;
@@ -145,6 +149,10 @@ struct Scenario {
   TrainingSpec training;
   PlacementSpec placement;
 };
+
+// The groups of hosts that share a device (Scenario::shared_devices), each of two or more host
+// indices (parameter servers first, then workers) in increasing order, by their first host.
+std::vector<std::vector<int64_t>> shared_device_groups(const Scenario& scenario);
 
 // Reads and validates a scenario. Relative paths inside it (model and profile files, platform
 // files) are relative to the scenario's folder. Throws InputError naming the file, the JSON path

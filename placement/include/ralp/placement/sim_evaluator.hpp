@@ -28,7 +28,8 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
 // time from the analytic model, cut "auto" at the analytic ranking's best, for clusters too large
 // to simulate event by event. Results carry step times, images/s, speedups and compute sources;
 // no per-host traffic, links, splits or timeline. Throws InputError when a strategy with cut
-// "auto" has no valid cut.
+// "auto" has no valid cut, and for hosts that share devices (cluster.shared_devices), which the
+// analytic model does not describe.
 ScenarioResult analytic_scenario(const Scenario& scenario);
 
 }  // namespace ralp::placement

@@ -34,12 +34,15 @@ Layout layout_of(Shape shape, const std::string& strategy_kind);
 int scenario_parameter_servers(const Layout& layout);
 int ranks_of(const Layout& layout);
 
-// Which core each rank is pinned to (nullopt: not pinned). When the ranks that compute fit in
-// `cores`, each gets its own core, in rank order, and an idle ps-0 is left unpinned; when they do
-// not, nobody is pinned and the ranks share the cores (the report says so).
+// Which core each rank is pinned to: rank r to core r mod `cores`. When the ranks fit in `cores`
+// each has its own; when they do not, ranks r and r + cores share one, and the derived scenario
+// says so (shared_cores, DerivedSettings::shared_devices) so that the prediction includes it.
 std::vector<std::optional<int>> pin_ranks(const Layout& layout, int cores);
-// True when pin_ranks gives every computing rank a core of its own.
+// True when pin_ranks gives every rank a core of its own.
 bool fits_cores(const Layout& layout, int cores);
+// The derived scenario's cluster.shared_devices for the layout: each host's core, when some
+// share one; empty when every rank has its own core.
+std::vector<int> shared_cores(const Layout& layout, int cores);
 
 // One strategy as the base scenario lists it.
 struct StrategyEntry {
@@ -76,11 +79,13 @@ struct DerivedSettings {
   NetworkFit network;             // the rate's fitted factors and latency
   int steps = 10;
   int warmup_steps = 2;
+  std::vector<int> shared_devices;  // shared_cores(), or empty
 };
 
 // The base scenario with the point's shape, the rate as nic_bandwidth (bytes per second), half the
 // measured RTT as each link's latency, the fitted factors as network_model, the profile as both
-// devices, only the point's strategy, and the step counts. Relative model and device paths of the
+// devices, the ranks that share a core as cluster.shared_devices, only the point's strategy, and
+// the step counts. Relative model and device paths of the
 // base are made absolute against `base_dir`, so the file works from any folder.
 Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
                       const GridPoint& point, const DerivedSettings& settings);
