@@ -12,6 +12,7 @@ int64_t whole_bytes(Bytes b) { return static_cast<int64_t>(std::llround(b.value(
 
 CutPlans::CutPlans(const Scenario& scenario, const StrategySpec& strategy)
     : scenario_(scenario),
+      reordered_(scenario),
       longest_(schedule::make_step_plan(scenario, strategy, scenario.model.cut_points().back())) {
   const auto ps_model = make_cost_model(scenario.ps_device);
   head_micro_batch_ = model_cost(scenario.model, *ps_model, longest_.batch).layers;
@@ -19,7 +20,20 @@ CutPlans::CutPlans(const Scenario& scenario, const StrategySpec& strategy)
 }
 
 schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
-  const LayerGraph& graph = scenario_.model;
+  std::vector<LayerId> order(scenario_.model.size());
+  for (LayerId id = 0; id < order.size(); ++id) order[id] = id;
+  return plan_of(order, cut, scenario_.model, true);
+}
+
+schedule::StepPlan CutPlans::plan_at(const Head& head) const {
+  if (head.is_suffix()) return plan_at(head.cut());
+  reordered_.model = model_for_head(scenario_.model, head);
+  return plan_of(head_order(head), head.cut(), reordered_.model, false);
+}
+
+schedule::StepPlan CutPlans::plan_of(const std::vector<LayerId>& order, LayerId cut,
+                                     const LayerGraph& graph, bool prefix_groups) const {
+  const LayerGraph& model = scenario_.model;
   schedule::StepPlan plan;
   const schedule::StepPlan& l = longest_;
   plan.strategy = l.strategy;
@@ -28,16 +42,25 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   plan.batch = l.batch;
   plan.tail_end = cut;
   plan.cut = cut;
-  plan.layer_names.assign(l.layer_names.begin(), l.layer_names.begin() + static_cast<std::ptrdiff_t>(cut));
-  plan.worker.assign(l.worker.begin(), l.worker.begin() + static_cast<std::ptrdiff_t>(cut));
+  // Every tail leaves out the loss, which the longest tail holds all but.
+  std::vector<LayerId> new_id(model.size(), model.size());
+  for (LayerId i = 0; i < cut; ++i) {
+    const LayerId id = order[i];
+    new_id[id] = i;
+    plan.layer_names.push_back(l.layer_names[id]);
+    plan.worker.push_back(l.worker[id]);
+    plan.tail_param_bytes += whole_bytes(model.layer(id).param_bytes());
+  }
   // Round-robin and greedy assign shards in model order, so a shorter tail's groups are the
   // longer tail's first ones.
-  plan.groups_by_layer.assign(l.groups_by_layer.begin(),
-                              l.groups_by_layer.begin() + static_cast<std::ptrdiff_t>(cut));
-  for (const schedule::Tensor& t : l.tensors) {
-    if (t.layer < cut) plan.tensors.push_back(t);
+  if (prefix_groups) {
+    plan.groups_by_layer.assign(l.groups_by_layer.begin(),
+                                l.groups_by_layer.begin() + static_cast<std::ptrdiff_t>(cut));
   }
-  for (LayerId id = 0; id < cut; ++id) plan.tail_param_bytes += whole_bytes(graph.layer(id).param_bytes());
+  // Tensors in model order: the tail keeps the file's order.
+  for (const schedule::Tensor& t : l.tensors) {
+    if (new_id[t.layer] < cut) plan.tensors.push_back({new_id[t.layer], t.bytes});
+  }
   plan.worker_update_rate = l.worker_update_rate;
   plan.worker_sum_rate = l.worker_sum_rate;
   plan.ps_sum_rate = l.ps_sum_rate;
@@ -53,25 +76,29 @@ schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   plan.worker_sources = l.worker_sources;
   plan.ps_sources = l.ps_sources;
 
-  // The head, summed in layer order as make_step_plan sums it.
+  // The head, summed in its order as make_step_plan sums it.
   Seconds forward(0.0);
   Seconds backward(0.0);
   Seconds forward_all(0.0);
   Seconds backward_all(0.0);
-  for (LayerId id = cut; id < graph.size(); ++id) {
+  for (LayerId i = cut; i < order.size(); ++i) {
+    const LayerId id = order[i];
     forward += head_micro_batch_[id].forward;
     backward += head_micro_batch_[id].backward();
     forward_all += head_full_batch_[id].forward;
     backward_all += head_full_batch_[id].backward();
-    plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
+    plan.head_param_bytes += whole_bytes(model.layer(id).param_bytes());
   }
   plan.head_micro_batch = forward + backward;
   plan.head_full_batch = forward_all + backward_all;
   const schedule::BoundaryBytes crossing = schedule::boundary_bytes(graph, cut, plan.batch);
   plan.boundary_bytes = crossing.sent;
   plan.activation_grad_bytes = crossing.returned;
-  // A balanced assignment depends on the tail and on the head's load on ps-0: placed again.
-  if (plan.strategy.sharding == ShardPlacement::balanced) schedule::place_shards(scenario_, plan);
+  // A balanced assignment depends on the tail and on the head's load on ps-0, and a reordered
+  // tail's round-robin or greedy one on its order: placed again.
+  if (!prefix_groups || plan.strategy.sharding == ShardPlacement::balanced) {
+    schedule::place_shards(&graph == &model ? scenario_ : reordered_, plan);
+  }
   return plan;
 }
 
