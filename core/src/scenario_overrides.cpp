@@ -133,7 +133,11 @@ void set_cuts(Applied& a, const std::string& file, const std::string& cut) {
         Json roots = Json::array();
         for (size_t start = 0; start <= cut.size();) {
           const size_t plus = std::min(cut.find('+', start), cut.size());
-          if (plus > start) roots.push_back(cut.substr(start, plus - start));
+          if (plus > start) {
+            const std::string path = json_path(json_path("/strategies", i), "head");
+            a.option_at[json_path(path, roots.size())] = "--cut";
+            roots.push_back(cut.substr(start, plus - start));
+          }
           start = plus + 1;
         }
         entries[i]["head"] = roots;

@@ -5,6 +5,7 @@
 #include "ralp/core/head.hpp"
 #include "ralp/core/model_file.hpp"
 #include "ralp/core/scenario.hpp"
+#include "ralp/core/scenario_overrides.hpp"
 
 namespace ralp {
 namespace {
@@ -146,6 +147,24 @@ TEST(ScenarioHead, BadHeadsNameFilePathAndExpectation) {
             "t.json: /strategies/0/head takes every layer of branches (with their "
             "descendants), expected layers that leave a tail before the head");
   EXPECT_NE(error_of(R"({"name": "ps", "head": ["a_fc"]})"), "no error");
+}
+
+// --cut A+B sets every ralp and hybrid strategy's head; a bad part names the option.
+TEST(ScenarioHead, CutOptionTakesAPlusJoinedHead) {
+  const std::string file = std::string(RALP_TEST_DATA_DIR) + "/data/scenarios/branches-head.json";
+  const Scenario s = load_scenario(file, {{"cut", "a_fc+b_conv2"}});
+  for (const StrategySpec& spec : s.strategies) {
+    if (spec.kind == StrategyKind::ps) continue;
+    EXPECT_EQ(spec.cut, "a_fc+b_conv2") << spec.label;
+  }
+  EXPECT_EQ(load_scenario(file, {{"cut", "fc"}}).strategies[1].cut, "fc");
+  try {
+    load_scenario(file, {{"cut", "a_fc+nope"}});
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--cut is \"nope\", expected the name of a layer of branches");
+  }
 }
 
 }  // namespace
