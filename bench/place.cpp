@@ -1,6 +1,7 @@
 // Benchmark: the placement search's speed. For each zoo model (16 workers, 10 Gbps star) and a
-// synthetic 1,000-layer residual DAG: the analytic ranking of every cut, the whole "auto" search
-// (ranking, then the best 3 simulated) and brute force (every cut simulated), side by side; the
+// synthetic 1,000-layer residual DAG: how many suffixes and candidate heads it has, the analytic
+// ranking of every candidate, the whole "auto" search (ranking, then the best 3 simulated) and
+// brute force (every suffix simulated), side by side; the
 // shipped ResNet-50 (16 workers) and Inception-v3 (8 workers) searches; each zoo model's ps
 // variables on 4 shards round-robin, greedy and balanced; and one analytic step of VGG-16 on
 // 65,536 workers per strategy.

@@ -171,13 +171,18 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
     if (spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid) {
       const std::optional<std::string> name = options.cut ? options.cut : spec.cut;
       if (name) {
+        const auto id = graph.find(*name);
+        if (name->find('+') == std::string::npos && (!id || *id == 0)) {
+          throw InputError("--cut", "",
+                           "'" + *name + "' is not a layer of " + graph.name() +
+                               " after its first (a head needs a tail before it)");
+        }
         try {
           planned.cut = parse_head(graph, *name);
         } catch (const std::invalid_argument& e) {
           throw InputError("--cut", "",
-                           std::string(e.what()) + "; expected a layer of " + graph.name() +
-                               " after its first, or layers joined with '+' (them and their "
-                               "descendants)");
+                           std::string(e.what()) + "; expected layers joined with '+' (the "
+                                                   "head: them and their descendants)");
         }
       } else if (resolve_auto) {
         planned.cut = resolve_auto(spec);
