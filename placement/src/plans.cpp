@@ -8,6 +8,39 @@ namespace {
 
 int64_t whole_bytes(Bytes b) { return static_cast<int64_t>(std::llround(b.value())); }
 
+// schedule::boundary_bytes of the model in the order `order` cut at `cut`, read on the model in
+// file order: the tail layers a head layer reads, the images when a head layer reads the model
+// input, the labels; back, the gradients of the boundary layers that need one.
+schedule::BoundaryBytes head_boundary_bytes(const LayerGraph& model,
+                                            const std::vector<LayerId>& order, LayerId cut,
+                                            int64_t batch) {
+  std::vector<bool> in_head(model.size(), false);
+  for (LayerId i = cut; i < order.size(); ++i) in_head[order[i]] = true;
+  std::vector<bool> boundary(model.size(), false);
+  bool reads_input = false;
+  for (LayerId id = 0; id < model.size(); ++id) {
+    if (!in_head[id]) continue;
+    reads_input = reads_input || model.layer(id).reads_model_input;
+    for (const LayerId pred : model.predecessors(id)) {
+      if (!in_head[pred]) boundary[pred] = true;
+    }
+  }
+  schedule::BoundaryBytes out;
+  for (LayerId id = 0; id < model.size(); ++id) {
+    if (!boundary[id]) continue;
+    const Layer& layer = model.layer(id);
+    const int64_t bytes = whole_bytes(layer.activation_bytes_per_image()) * batch;
+    out.sent += bytes;
+    if (layer.params() > 0 || layer.needs_input_gradient) out.returned += bytes;
+  }
+  if (reads_input) {
+    out.sent += whole_bytes(Bytes(static_cast<double>(model.input_shape().elements()) *
+                                  kBytesPerFloat * static_cast<double>(batch)));
+  }
+  out.sent += schedule::kLabelBytes * batch;
+  return out;
+}
+
 }  // namespace
 
 CutPlans::CutPlans(const Scenario& scenario, const StrategySpec& strategy)
@@ -22,17 +55,22 @@ CutPlans::CutPlans(const Scenario& scenario, const StrategySpec& strategy)
 schedule::StepPlan CutPlans::plan_at(LayerId cut) const {
   std::vector<LayerId> order(scenario_.model.size());
   for (LayerId id = 0; id < order.size(); ++id) order[id] = id;
-  return plan_of(order, cut, scenario_.model, true);
+  return plan_of(order, cut, &scenario_.model, true);
 }
 
 schedule::StepPlan CutPlans::plan_at(const Head& head) const {
   if (head.is_suffix()) return plan_at(head.cut());
+  // Only a tail on several shards, or balanced, needs the model in the head's order: to place
+  // its variables.
+  const bool place = longest_.uses_shards() &&
+                     (longest_.shards > 1 || longest_.strategy.sharding == ShardPlacement::balanced);
+  if (!place) return plan_of(head_order(head), head.cut(), nullptr, false);
   reordered_.model = model_for_head(scenario_.model, head);
-  return plan_of(head_order(head), head.cut(), reordered_.model, false);
+  return plan_of(head_order(head), head.cut(), &reordered_.model, false);
 }
 
 schedule::StepPlan CutPlans::plan_of(const std::vector<LayerId>& order, LayerId cut,
-                                     const LayerGraph& graph, bool prefix_groups) const {
+                                     const LayerGraph* graph, bool prefix_groups) const {
   const LayerGraph& model = scenario_.model;
   schedule::StepPlan plan;
   const schedule::StepPlan& l = longest_;
@@ -91,13 +129,32 @@ schedule::StepPlan CutPlans::plan_of(const std::vector<LayerId>& order, LayerId 
   }
   plan.head_micro_batch = forward + backward;
   plan.head_full_batch = forward_all + backward_all;
-  const schedule::BoundaryBytes crossing = schedule::boundary_bytes(graph, cut, plan.batch);
+  const schedule::BoundaryBytes crossing =
+      graph != nullptr ? schedule::boundary_bytes(*graph, cut, plan.batch)
+                       : head_boundary_bytes(model, order, cut, plan.batch);
   plan.boundary_bytes = crossing.sent;
   plan.activation_grad_bytes = crossing.returned;
-  // A balanced assignment depends on the tail and on the head's load on ps-0, and a reordered
-  // tail's round-robin or greedy one on its order: placed again.
-  if (!prefix_groups || plan.strategy.sharding == ShardPlacement::balanced) {
-    schedule::place_shards(&graph == &model ? scenario_ : reordered_, plan);
+  if (graph == nullptr) {
+    // One shard and round-robin or greedy: each tail layer's variables in one group on ps-0,
+    // numbered in the tail's order, as place_shards numbers them.
+    plan.groups_by_layer.assign(cut, {});
+    if (plan.uses_shards()) {
+      size_t next = 0;
+      for (LayerId i = 0; i < cut; ++i) {
+        const Layer& layer = model.layer(order[i]);
+        VariableGroup group{i, 0, {}, 0};
+        for (const int64_t elements : {layer.weight_params, layer.bias_params}) {
+          if (elements == 0) continue;
+          group.variables.push_back(next++);
+          group.bytes += elements * static_cast<int64_t>(kBytesPerFloat);
+        }
+        if (!group.variables.empty()) plan.groups_by_layer[i].push_back(std::move(group));
+      }
+    }
+  } else if (!prefix_groups || plan.strategy.sharding == ShardPlacement::balanced) {
+    // A balanced assignment depends on the tail and on the head's load on ps-0, and a reordered
+    // tail's round-robin or greedy one on its order: placed again.
+    schedule::place_shards(graph == &model ? scenario_ : reordered_, plan);
   }
   return plan;
 }

@@ -103,14 +103,17 @@ TEST(Heads, EnumerationStopsAtItsLimit) {
 }
 
 // The plan the ranking builds for a head equals the reordered model's plan in what the analytic
-// model reads: the same estimate, bit for bit.
+// model reads: the same estimate, bit for bit (ralp on one and two shards, each sharding; hybrid).
 TEST(Heads, CandidatePlansEqualTheReorderedModelsPlans) {
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    for (const char* sharding : {"round_robin", "greedy", "balanced"}) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + sharding);
-      const std::string strategy =
-          std::string(R"({"name": "ralp", "cut": "auto", "sharding": ")") + sharding + "\"}";
-      const Scenario s = testing::random_dag_scenario(seed, layers_for(seed), 3, strategy, 2);
+    for (const int64_t shards : {1, 2}) {
+    for (const char* strategy : {R"({"name": "ralp", "cut": "auto"})",
+                                 R"({"name": "ralp", "cut": "auto", "sharding": "greedy"})",
+                                 R"({"name": "ralp", "cut": "auto", "sharding": "balanced"})",
+                                 R"({"name": "hybrid", "cut": "auto"})"}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shards) + " shards, " +
+                   strategy);
+      const Scenario s = testing::random_dag_scenario(seed, layers_for(seed), 3, strategy, shards);
       const placement::CutPlans plans(s, s.strategies[0]);
       for (const Head& h : placement::candidate_heads(s.model)) {
         const schedule::StepPlan cut = plans.plan_at(h);
@@ -122,9 +125,11 @@ TEST(Heads, CandidatePlansEqualTheReorderedModelsPlans) {
         EXPECT_EQ(cut.tail_param_bytes, full.tail_param_bytes);
         EXPECT_EQ(cut.groups_by_layer, full.groups_by_layer);
         EXPECT_EQ(cut.layer_names, full.layer_names);
+        EXPECT_EQ(cut.tensors, full.tensors);
         EXPECT_EQ(placement::estimate_step(s, cut).step_time_s,
                   placement::estimate_step(s, full).step_time_s);
       }
+    }
     }
   }
 }

@@ -25,10 +25,12 @@ class CutPlans {
   [[nodiscard]] schedule::StepPlan plan_at(const Head& head) const;
 
  private:
-  // The plan with the tail `order[0, cut)` (ids of the file order), the head the rest, read on
-  // `graph` (the model in that order); groups cut from the longest tail's when `prefix_groups`.
+  // The plan with the tail `order[0, cut)` (ids of the file order), the head the rest, its
+  // boundary and shards read on `graph` (the model in that order), or, without one, on the file's
+  // model with every variable on the one shard; groups cut from the longest tail's when
+  // `prefix_groups`.
   [[nodiscard]] schedule::StepPlan plan_of(const std::vector<LayerId>& order, LayerId cut,
-                                           const LayerGraph& graph, bool prefix_groups) const;
+                                           const LayerGraph* graph, bool prefix_groups) const;
 
   const Scenario& scenario_;
   // The scenario with its model in a candidate's order, for placing that tail's variables.
