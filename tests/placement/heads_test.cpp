@@ -10,6 +10,7 @@
 
 #include "random_dags.hpp"
 #include "ralp/core/model_file.hpp"
+#include "ralp/core/model_zoo.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/heads.hpp"
 #include "ralp/placement/plans.hpp"
@@ -100,6 +101,25 @@ TEST(Heads, EnumerationStopsAtItsLimit) {
   ASSERT_TRUE(placement::all_heads(g, 64).has_value());
   EXPECT_EQ(placement::all_heads(g, 64)->size(), 64u);
   EXPECT_FALSE(placement::all_heads(g, 63).has_value());
+}
+
+// The zoo's DAGs: a ResNet's heads beyond its suffixes are the downsampling blocks' (the
+// shortcut beside the main branch), few enough to be every candidate; GoogLeNet's are far too
+// many, and its candidates are the families, twice its suffixes.
+TEST(Heads, ZooModelsHeadCounts) {
+  const LayerGraph resnet = *zoo_model("resnet50");
+  const auto all = placement::all_heads(resnet);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(resnet.cut_points().size(), 175u);
+  EXPECT_EQ(all->size(), 239u);
+  EXPECT_EQ(placement::candidate_heads(resnet).size(), 239u);
+  const LayerGraph googlenet = *zoo_model("googlenet");
+  EXPECT_FALSE(placement::all_heads(googlenet).has_value());
+  EXPECT_EQ(googlenet.cut_points().size(), 197u);
+  EXPECT_EQ(placement::candidate_heads(googlenet).size(), 404u);
+  // A chain has only its suffixes.
+  const LayerGraph vgg = *zoo_model("vgg16");
+  EXPECT_EQ(placement::all_heads(vgg)->size(), vgg.cut_points().size());
 }
 
 // The plan the ranking builds for a head equals the reordered model's plan in what the analytic
