@@ -125,12 +125,16 @@ TEST(Heads, ZooModelsHeadCounts) {
 // The plan the ranking builds for a head equals the reordered model's plan in what the analytic
 // model reads: the same estimate, bit for bit (ralp on one and two shards, each sharding; hybrid).
 TEST(Heads, CandidatePlansEqualTheReorderedModelsPlans) {
+  const char* strategies[] = {R"({"name": "ralp", "cut": "auto"})",
+                              R"({"name": "ralp", "cut": "auto", "sharding": "greedy"})",
+                              R"({"name": "ralp", "cut": "auto", "sharding": "balanced"})",
+                              R"({"name": "hybrid", "cut": "auto"})"};
+  std::vector<std::pair<int64_t, const char*>> settings;
+  for (const int64_t shards : {1, 2}) {
+    for (const char* strategy : strategies) settings.emplace_back(shards, strategy);
+  }
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    for (const int64_t shards : {1, 2}) {
-    for (const char* strategy : {R"({"name": "ralp", "cut": "auto"})",
-                                 R"({"name": "ralp", "cut": "auto", "sharding": "greedy"})",
-                                 R"({"name": "ralp", "cut": "auto", "sharding": "balanced"})",
-                                 R"({"name": "hybrid", "cut": "auto"})"}) {
+    for (const auto& [shards, strategy] : settings) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shards) + " shards, " +
                    strategy);
       const Scenario s = testing::random_dag_scenario(seed, layers_for(seed), 3, strategy, shards);
@@ -149,7 +153,6 @@ TEST(Heads, CandidatePlansEqualTheReorderedModelsPlans) {
         EXPECT_EQ(placement::estimate_step(s, cut).step_time_s,
                   placement::estimate_step(s, full).step_time_s);
       }
-    }
     }
   }
 }
