@@ -1,7 +1,7 @@
 // The placement search: for every strategy with cut "auto", rank every candidate head
-// (heads.hpp) with the analytic model, simulate the best K with a StepEvaluator and keep the fastest simulated; then
-// the split-or-not rule (the paper's profiler): split only when the best cut beats the best uncut
-// strategy by more than the scenario's threshold.
+// (heads.hpp) with the analytic model, simulate the best K with a StepEvaluator and keep the
+// fastest simulated; then the split-or-not rule (the paper's profiler): split only when the best
+// cut beats the best uncut strategy by more than the scenario's threshold.
 #pragma once
 
 #include <cstdint>
