@@ -39,6 +39,18 @@ std::optional<std::string> label_of(const Json& entry) {
   if (cut != entry.end() && cut->is_string() && cut->get<std::string>() != "auto") {
     fixed_cut = cut->get<std::string>();
   }
+  // A head's name as the parser gives it when the list holds its minimal layers in the model's
+  // order and is not a suffix of it (as scenario_to_json writes a head); the parser, which has
+  // the model, names other lists by their closure.
+  const auto head = entry.find("head");
+  if (head != entry.end() && head->is_array() && !head->empty()) {
+    std::string name;
+    for (const Json& layer : *head) {
+      if (!layer.is_string()) return std::nullopt;
+      name += (name.empty() ? "" : "+") + layer.get<std::string>();
+    }
+    fixed_cut = head->size() == 1 ? name + "+" : name;
+  }
   return default_strategy_label(name->get<std::string>(), fixed_cut);
 }
 

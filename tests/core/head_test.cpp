@@ -158,6 +158,14 @@ TEST(ScenarioHead, CutOptionTakesAPlusJoinedHead) {
     EXPECT_EQ(spec.cut, "a_fc+b_conv2") << spec.label;
   }
   EXPECT_EQ(load_scenario(file, {{"cut", "fc"}}).strategies[1].cut, "fc");
+  // --strategy finds a strategy by the label its head gives it.
+  const std::string cluster =
+      std::string(RALP_TEST_DATA_DIR) + "/data/scenarios/cluster-branches.json";
+  for (const char* label : {"ralp@a_fc+", "hybrid@a_relu+b_conv2"}) {
+    const Scenario one = load_scenario(cluster, {{"strategy", label}});
+    ASSERT_EQ(one.strategies.size(), 1u);
+    EXPECT_EQ(one.strategies[0].label, label);
+  }
   try {
     load_scenario(file, {{"cut", "a_fc+nope"}});
     ADD_FAILURE() << "no error";
