@@ -1,6 +1,7 @@
 // Benchmark: the placement search's speed. For each zoo model (16 workers, 10 Gbps star) and a
-// synthetic 1,000-layer residual DAG: the analytic ranking of every cut, the whole "auto" search
-// (ranking, then the best 3 simulated) and brute force (every cut simulated), side by side; the
+// synthetic 1,000-layer residual DAG: how many suffixes and candidate heads it has, the analytic
+// ranking of every candidate, the whole "auto" search (ranking, then the best 3 simulated) and
+// brute force (every suffix simulated), side by side; the
 // shipped ResNet-50 (16 workers) and Inception-v3 (8 workers) searches; each zoo model's ps
 // variables on 4 shards round-robin, greedy and balanced; and one analytic step of VGG-16 on
 // 65,536 workers per strategy.
@@ -25,6 +26,7 @@
 #include "ralp/core/model_zoo.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
+#include "ralp/placement/heads.hpp"
 #include "ralp/placement/search.hpp"
 #include "ralp/placement/shards.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
@@ -107,13 +109,15 @@ int main(int argc, char** argv) {
               u.sysname, u.machine, std::thread::hardware_concurrency(), jobs, load.c_str(), date);
   const ralp::sim::SimulateOptions options{.jobs = jobs};
 
-  std::printf("\n%-14s %6s %12s %12s %12s  %s\n", "model", "cuts", "ranking", "search",
-              "brute force", "search's cut / brute force's");
+  // heads: every candidate the search ranks (placement/heads.hpp); suffixes: those that are
+  // suffixes of the file order (the brute force simulates every suffix).
+  std::printf("\n%-14s %8s %6s %12s %12s %12s  %s\n", "model", "suffixes", "heads", "ranking",
+              "search", "brute force", "search's cut / brute force's");
   const auto row = [&](const std::string& name, const Scenario& s, bool with_brute) {
     const double rank = seconds_of([&] { rank_all(s); });
     ralp::sim::ResolvedStrategy chosen;
     const double search = seconds_of([&] { chosen = ralp::placement::resolve_cuts(s, options).front(); });
-    const std::string name_chosen = s.model.layer(*chosen.cut).name();
+    const std::string name_chosen = ralp::head_name(s.model, *chosen.cut);
     double chosen_s = 0.0;
     for (const auto& t : chosen.search) {
       if (t.cut == name_chosen) chosen_s = t.step_time_mean_s;
@@ -130,10 +134,11 @@ int main(int argc, char** argv) {
       brute_text = t;
       char gap[64];
       std::snprintf(gap, sizeof gap, " (%+.2f%%)", 100.0 * (chosen_s - best_s) / best_s);
-      cuts += " / " + s.model.layer(*best.cut).name() + gap;
+      cuts += " / " + ralp::head_name(s.model, *best.cut) + gap;
     }
-    std::printf("%-14s %6zu %10.3f s %10.3f s %12s  %s\n", name.c_str(), s.model.cut_points().size(),
-                rank, search, brute_text.c_str(), cuts.c_str());
+    std::printf("%-14s %8zu %6zu %10.3f s %10.3f s %12s  %s\n", name.c_str(),
+                s.model.cut_points().size(), ralp::placement::candidate_heads(s.model).size(), rank,
+                search, brute_text.c_str(), cuts.c_str());
     std::fflush(stdout);
   };
   for (const auto& entry : ralp::zoo_entries()) {
@@ -193,11 +198,11 @@ int main(int argc, char** argv) {
         for (const auto& t : brute_force[i].search) best = std::min(best, t.step_time_mean_s);
         double chosen = 0.0;
         for (const auto& t : searched[i].search) {
-          if (t.cut == s.model.layer(*searched[i].cut).name()) chosen = t.step_time_mean_s;
+          if (t.cut == ralp::head_name(s.model, *searched[i].cut)) chosen = t.step_time_mean_s;
         }
         std::printf("  %-30s %-8s brute force %10.3f ms, search %10.3f ms (%+.2f%%, cut %s)\n",
                     file.stem().c_str(), s.strategies[i].label.c_str(), 1e3 * best, 1e3 * chosen,
-                    100.0 * (chosen - best) / best, s.model.layer(*searched[i].cut).name().c_str());
+                    100.0 * (chosen - best) / best, ralp::head_name(s.model, *searched[i].cut).c_str());
         std::fflush(stdout);
       }
     }

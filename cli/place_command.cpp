@@ -27,13 +27,22 @@ std::string signed_percent(double fraction) {
   return (fraction >= 0.0 ? "+" : "") + fixed(100.0 * fraction, 1) + "%";
 }
 
-Json placement_json(const placement::StrategyPlacement& p) {
+// Every layer of a head that is not a suffix of the file order (a suffix is named by its cut).
+void add_head_layers(Json& j, const LayerGraph& model, const Head& head) {
+  if (head.is_suffix()) return;
+  Json layers = Json::array();
+  for (const LayerId id : head.layers()) layers.push_back(model.layer(id).name());
+  j["head_layers"] = std::move(layers);
+}
+
+Json placement_json(const placement::StrategyPlacement& p, const LayerGraph& model) {
   Json j = {{"label", p.spec.label},
             {"strategy", std::string(to_string(p.spec.kind))},
             {"searched", p.searched},
             {"analytic_step_time_s", p.analytic_s},
             {"simulated_step_time_s", p.simulated_s}};
   j["cut"] = p.cut ? Json(p.cut_name) : Json(nullptr);
+  if (p.cut) add_head_layers(j, model, *p.cut);
   if (!p.shardings.empty()) {
     Json shardings = Json::array();
     for (const auto& o : p.shardings) {
@@ -64,6 +73,7 @@ Json placement_json(const placement::StrategyPlacement& p) {
                   {"analytic_step_time_s", r.analytic_s}};
       row["simulated_step_time_s"] = r.simulated_s ? Json(*r.simulated_s) : Json(nullptr);
       row["gap"] = r.gap() ? Json(*r.gap()) : Json(nullptr);
+      add_head_layers(row, model, r.candidate.head);
       ranking.push_back(std::move(row));
     }
     j["ranking"] = std::move(ranking);
@@ -73,9 +83,9 @@ Json placement_json(const placement::StrategyPlacement& p) {
 
 Json to_json(const Scenario& scenario, const placement::Placement& answer, int64_t top) {
   Json strategies = Json::array();
-  for (const auto& p : answer.strategies) strategies.push_back(placement_json(p));
+  for (const auto& p : answer.strategies) strategies.push_back(placement_json(p, scenario.model));
   Json baselines = Json::array();
-  for (const auto& p : answer.baselines) baselines.push_back(placement_json(p));
+  for (const auto& p : answer.baselines) baselines.push_back(placement_json(p, scenario.model));
   Json out = {{"scenario", scenario.name},
               {"file", scenario.file},
               {"model", scenario.model.name()},

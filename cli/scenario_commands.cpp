@@ -34,6 +34,8 @@ void add_scenario_commands(CLI::App& app, Action& action) {
           strategies += (strategies.empty() ? "" : ", ") + st.label;
           if ((st.kind == StrategyKind::ralp || st.kind == StrategyKind::hybrid) && !st.cut) {
             strategies += " (cut auto)";
+          } else if (st.cut && st.label != default_strategy_label(to_string(st.kind), st.cut)) {
+            strategies += " (cut " + *st.cut + ")";
           }
         }
         std::cout << "ok: " << file << ": " << s.name << ": " << s.model.name() << ", "

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "role_actions.hpp"
 #include "step_executor.hpp"
@@ -77,8 +78,9 @@ int owner_of(const StrategyContext& ctx, const ParameterEntry& e) {
   throw std::logic_error("no shard holds a parameter of layer " + std::to_string(e.layer));
 }
 
-void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::string& file,
-                       double patience) {
+// Written in the file model's order (`model`), whatever order the strategy ran the model in.
+void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const LayerGraph& model,
+                       const std::string& file, double patience) {
   Transport& t = ctx.transport;
   if (t.rank() != 0) {
     std::vector<Transport::Handle> sends;
@@ -102,8 +104,13 @@ void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const std::s
   }
   for (auto& [index, v] : mine) values[index] = std::move(v);
   t.wait_all(receives, patience);
+  std::map<std::pair<std::string, bool>, size_t> index_of;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    index_of[{ctx.scenario.model.layer(layout[i].layer).name(), layout[i].bias}] = i;
+  }
   std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  for (const auto& v : values) {
+  for (const ParameterEntry& e : dump_layout(model)) {
+    const auto& v = values.at(index_of.at({model.layer(e.layer).name(), e.bias}));
     out.write(reinterpret_cast<const char*>(v.data()),
               static_cast<std::streamsize>(v.size() * sizeof(float)));
   }
@@ -165,12 +172,18 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
       const std::optional<std::string> name = options.cut ? options.cut : spec.cut;
       if (name) {
         const auto id = graph.find(*name);
-        if (!id || *id == 0) {
+        if (name->find('+') == std::string::npos && (!id || *id == 0)) {
           throw InputError("--cut", "",
                            "'" + *name + "' is not a layer of " + graph.name() +
                                " after its first (a head needs a tail before it)");
         }
-        planned.cut = *id;
+        try {
+          planned.cut = parse_head(graph, *name);
+        } catch (const std::invalid_argument& e) {
+          throw InputError("--cut", "",
+                           std::string(e.what()) + "; expected layers joined with '+' (the "
+                                                   "head: them and their descendants)");
+        }
       } else if (resolve_auto) {
         planned.cut = resolve_auto(spec);
       } else {
@@ -244,11 +257,19 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
       }
       start_together(transport, patience);
 
+      // The model in the head's order, as the simulator runs it.
+      const std::optional<Scenario> reordered =
+          planned.cut && !planned.cut->is_suffix()
+              ? std::optional<Scenario>(scenario_for_head(scenario, *planned.cut))
+              : std::nullopt;
+      const Scenario& headed = reordered ? *reordered : scenario;
+      const std::optional<LayerId> cut =
+          planned.cut ? std::optional<LayerId>(planned.cut->cut()) : std::nullopt;
       transport.begin_strategy(steps);
-      StrategyContext ctx{scenario,
+      StrategyContext ctx{headed,
                           spec,
-                          planned.cut,
-                          planned.cut.value_or(scenario.model.size()),
+                          cut,
+                          cut.value_or(scenario.model.size()),
                           steps,
                           transport,
                           backend,
@@ -259,7 +280,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
                           workers_comm,
                           {},
                           {}};
-      const schedule::StepPlan step_plan = schedule::make_step_plan(scenario, spec, planned.cut);
+      const schedule::StepPlan step_plan = schedule::make_step_plan(headed, spec, cut);
       // The schedule's shard plan, so that a balanced assignment is the one the simulator runs.
       if (ctx.uses_shards()) ctx.shards = step_plan.shard_plan;
       const schedule::Schedule steps_schedule =
@@ -286,13 +307,16 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
             summarise(records, scenario.parameter_servers, warmup, scenario.batch_per_worker);
         result.label = spec.label;
         result.kind = spec.kind;
-        if (planned.cut) result.cut = scenario.model.layer(*planned.cut).name();
+        if (planned.cut) {
+          result.cut = head_name(scenario.model, *planned.cut);
+          result.head_layers = head_layer_names(scenario.model, *planned.cut);
+        }
         if (ctx.uses_ring()) {
           result.ring =
               options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
         }
         if (ctx.uses_shards() && scenario.parameter_servers > 1) {
-          result.shards = shard_shares(ctx.shards, scenario.model, scenario.parameter_servers);
+          result.shards = shard_shares(ctx.shards, headed.model, scenario.parameter_servers);
         }
         if (!options.keep_messages) result.messages.clear();
         result.backend = backend.device_name();
@@ -303,7 +327,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
         if (rank == 0) std::filesystem::create_directories(options.dump_parameters);
         const std::string file =
             (std::filesystem::path(options.dump_parameters) / (spec.label + ".params")).string();
-        gather_parameters(ctx, final_parameters, file, patience);
+        gather_parameters(ctx, final_parameters, scenario.model, file, patience);
       }
       if (talk) {
         const MeasuredResult& r = run.results.back();

@@ -180,4 +180,38 @@ CutInfo LayerGraph::describe_cut(LayerId first_head) const {
   return info;
 }
 
+LayerGraph LayerGraph::reordered(const std::vector<LayerId>& order) const {
+  const size_t n = layers_.size();
+  if (order.size() != n) {
+    throw std::invalid_argument("a reordering of " + std::to_string(n) + " layers lists " +
+                                std::to_string(order.size()));
+  }
+  constexpr LayerId kUnplaced = static_cast<LayerId>(-1);
+  std::vector<LayerId> new_id(n, kUnplaced);
+  for (LayerId i = 0; i < n; ++i) {
+    if (order[i] >= n || new_id[order[i]] != kUnplaced) {
+      throw std::invalid_argument("a reordering must list every layer id once");
+    }
+    new_id[order[i]] = i;
+  }
+  LayerGraph out;
+  out.name_ = name_;
+  out.input_ = input_;
+  out.layers_.reserve(n);
+  out.graph_ = std::make_unique<Graph>();
+  out.graph_->dag = decltype(out.graph_->dag)(n);
+  for (LayerId i = 0; i < n; ++i) {
+    const LayerId old = order[i];
+    for (const LayerId pred : predecessors(old)) {
+      if (new_id[pred] >= i) {
+        throw std::invalid_argument("a reordering puts layer '" + layers_[old].name() +
+                                    "' before its input '" + layers_[pred].name() + "'");
+      }
+      boost::add_edge(new_id[pred], i, out.graph_->dag);
+    }
+    out.layers_.push_back(layers_[old]);
+  }
+  return out;
+}
+
 }  // namespace ralp

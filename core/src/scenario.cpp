@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "ralp/core/head.hpp"
 #include "ralp/core/model_file.hpp"
 #include "ralp/core/model_zoo.hpp"
 #include "ralp/core/onnx_import.hpp"
@@ -229,6 +230,40 @@ NetworkModelSpec read_network_model(ObjectReader& r) {
   return spec;
 }
 
+// "head": [LAYER, ...]: those layers and everything that reads them, by the head's name.
+std::string read_head(ObjectReader& r, const LayerGraph& model) {
+  const Json& value = *r.get("head");
+  const std::string expected =
+      "a non-empty array of layer names of " + model.name() + " (the head: them and every layer "
+      "after them)";
+  if (!value.is_array() || value.empty()) {
+    r.fail("head", "is " + (value.is_array() ? std::string("an empty array") : describe_json(value)) +
+                       ", expected " + expected);
+  }
+  std::vector<LayerId> roots;
+  for (size_t i = 0; i < value.size(); ++i) {
+    const Json& item = value[i];
+    const auto id = item.is_string() ? model.find(item.get<std::string>()) : std::nullopt;
+    if (!id) {
+      std::vector<std::string> layers;
+      for (const Layer& l : model.layers()) layers.push_back(l.name());
+      throw InputError(r.file(), json_path(r.path_of("head"), i),
+                       "is " + describe_json(item) + ", expected the name of a layer of " +
+                           model.name() +
+                           (item.is_string() ? did_you_mean(item.get<std::string>(), layers)
+                                             : std::string()));
+    }
+    roots.push_back(*id);
+  }
+  try {
+    return head_name(model, Head::closure(model, roots));
+  } catch (const std::invalid_argument&) {
+    r.fail("head", "takes every layer of " + model.name() +
+                       " (with their descendants), expected layers that leave a tail before "
+                       "the head");
+  }
+}
+
 StrategySpec read_strategy(const Json& value, const std::string& path, const std::string& file,
                            const LayerGraph& model) {
   StrategySpec s;
@@ -258,8 +293,13 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
   if (!r) return s;
 
   if (has_cut) {
-    const std::string cut = r->optional_string("cut").value_or("auto");
-    if (cut != "auto") {
+    if (r->has("head") && r->has("cut")) {
+      r->fail("head", "is given together with \"cut\", expected one of them (\"cut\": the "
+                      "first head layer of the file's order, \"head\": layers that start the head)");
+    }
+    if (r->has("head")) s.cut = read_head(*r, model);
+    const std::string cut = r->optional_string("cut").value_or(s.cut ? *s.cut : "auto");
+    if (cut != "auto" && !s.cut) {
       const auto id = model.find(cut);
       if (!id || *id == 0) {
         std::vector<std::string> layers;
@@ -578,7 +618,14 @@ Json scenario_to_json(const Scenario& s) {
   for (const auto& st : s.strategies) {
     Json j = {{"name", std::string(to_string(st.kind))}, {"label", st.label}};
     if (st.kind == StrategyKind::ralp || st.kind == StrategyKind::hybrid) {
-      j["cut"] = st.cut.value_or("auto");
+      const std::optional<Head> head = strategy_head(s.model, st);
+      if (head && !head->is_suffix()) {
+        Json roots = Json::array();
+        for (const LayerId id : minimal_layers(s.model, *head)) roots.push_back(s.model.layer(id).name());
+        j["head"] = roots;
+      } else {
+        j["cut"] = st.cut.value_or("auto");
+      }
       j["head_mode"] = std::string(to_string(st.head_mode));
     }
     if (st.kind != StrategyKind::allreduce) j["sharding"] = std::string(to_string(st.sharding));

@@ -39,6 +39,18 @@ std::optional<std::string> label_of(const Json& entry) {
   if (cut != entry.end() && cut->is_string() && cut->get<std::string>() != "auto") {
     fixed_cut = cut->get<std::string>();
   }
+  // A head's name as the parser gives it when the list holds its minimal layers in the model's
+  // order and is not a suffix of it (as scenario_to_json writes a head); the parser, which has
+  // the model, names other lists by their closure.
+  const auto head = entry.find("head");
+  if (head != entry.end() && head->is_array() && !head->empty()) {
+    std::string name;
+    for (const Json& layer : *head) {
+      if (!layer.is_string()) return std::nullopt;
+      name += (name.empty() ? "" : "+") + layer.get<std::string>();
+    }
+    fixed_cut = head->size() == 1 ? name + "+" : name;
+  }
   return default_strategy_label(name->get<std::string>(), fixed_cut);
 }
 
@@ -126,8 +138,26 @@ void set_cuts(Applied& a, const std::string& file, const std::string& cut) {
       const auto kind = kind_of(entries[i]);
       if (kind != "ralp" && kind != "hybrid") continue;
       if (entries[i].is_string()) entries[i] = Json{{"name", *kind}};
-      entries[i]["cut"] = cut;
-      a.option_at[json_path(json_path("/strategies", i), "cut")] = "--cut";
+      entries[i].erase("cut");
+      entries[i].erase("head");
+      // "a+b" is the head {a, b} with their descendants, as outputs name such heads.
+      if (cut.find('+') != std::string::npos && cut != "auto") {
+        Json roots = Json::array();
+        for (size_t start = 0; start <= cut.size();) {
+          const size_t plus = std::min(cut.find('+', start), cut.size());
+          if (plus > start) {
+            const std::string path = json_path(json_path("/strategies", i), "head");
+            a.option_at[json_path(path, roots.size())] = "--cut";
+            roots.push_back(cut.substr(start, plus - start));
+          }
+          start = plus + 1;
+        }
+        entries[i]["head"] = roots;
+        a.option_at[json_path(json_path("/strategies", i), "head")] = "--cut";
+      } else {
+        entries[i]["cut"] = cut;
+        a.option_at[json_path(json_path("/strategies", i), "cut")] = "--cut";
+      }
       any = true;
     }
   }
@@ -225,7 +255,7 @@ const std::vector<OverrideOption>& scenario_override_options() {
       {"strategy", "S",
        "Only this strategy: a label of the scenario, else a kind (ps, ralp, allreduce, hybrid) "
        "with default options"},
-      {"cut", "LAYER", "First head layer of every ralp and hybrid strategy, or auto"},
+      {"cut", "LAYER", "First head layer of every ralp and hybrid strategy, or auto, or A+B (the head: layers A and B with their descendants)"},
   };
   return kOptions;
 }

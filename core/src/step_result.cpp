@@ -132,6 +132,7 @@ void write_step_fields(const StepResult& r, Json& j) {
   j["strategy"] = r.label;
   j["kind"] = std::string(to_string(r.kind));
   j["cut"] = optional_json(r.cut);
+  if (!r.head_layers.empty()) j["head_layers"] = r.head_layers;
   j["step_time_mean_s"] = r.step_time_mean_s;
   j["step_time_median_s"] = r.step_time_median_s;
   j["step_time_spread_s"] = r.step_time_spread_s;
@@ -165,6 +166,7 @@ void read_step_fields(const Json& j, StepResult& r) {
     r.label = j.at("strategy").get<std::string>();
     r.kind = strategy_kind_from_string(j.at("kind").get<std::string>());
     if (!j.at("cut").is_null()) r.cut = j.at("cut").get<std::string>();
+    if (j.contains("head_layers")) r.head_layers = j.at("head_layers").get<std::vector<std::string>>();
     r.step_time_mean_s = j.at("step_time_mean_s").get<double>();
     r.step_time_median_s = j.at("step_time_median_s").get<double>();
     r.step_time_spread_s = j.at("step_time_spread_s").get<double>();

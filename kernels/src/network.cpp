@@ -46,6 +46,10 @@ float initial_parameter(uint64_t seed, const Layer& layer, bool bias, int64_t in
   return static_cast<float>((2.0 * u - 1.0) * bound);
 }
 
+uint32_t dropout_key(const Layer& layer) {
+  return static_cast<uint32_t>(hash_name(layer.name()));
+}
+
 // A tensor produced by a range layer, a boundary input or the model input, with its gradient.
 struct Network::Slot {
   Tensor value;
@@ -258,7 +262,7 @@ void Network::forward(const StepContext& context) {
 void Network::forward_layer(LayerId id, const StepContext& context) {
   if (id < first_ || id >= last_) throw std::out_of_range("layer " + std::to_string(id) + " is not in range");
   Step& step = *steps_[id - first_];
-  step.args.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step.id)};
+  step.args.mask = {context.seed, context.step, context.worker, dropout_key(step.runner->layer())};
   timed(&times_.forward, step.id, [&] { step.runner->forward(step.args); });
 }
 
@@ -281,7 +285,7 @@ void Network::backward_layer(LayerId id, const StepContext& context, bool accumu
     throw std::logic_error("no gradient reached layer '" + layer.name() + "'");
   }
   LayerArgs& a = step.args;
-  a.mask = {context.seed, context.step, context.worker, static_cast<uint32_t>(step.id)};
+  a.mask = {context.seed, context.step, context.worker, dropout_key(step.runner->layer())};
 
   if (layer.needs_input_gradient) {
     std::vector<Slot*> summed;

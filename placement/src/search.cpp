@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "ralp/placement/analytic.hpp"
+#include "ralp/placement/heads.hpp"
 #include "ralp/placement/plans.hpp"
 #include "ralp/schedule/step_plan.hpp"
 
@@ -41,11 +42,9 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
   StrategyPlacement out;
   out.spec = spec;
   if (!has_cut(spec) || spec.cut) {
-    if (has_cut(spec)) {
-      out.cut = scenario.model.find(*spec.cut);
-      out.cut_name = *spec.cut;
-    }
-    out.analytic_s = estimate_strategy(scenario, spec, out.cut).step_time_s;
+    out.cut = strategy_head(scenario.model, spec);
+    if (out.cut) out.cut_name = head_name(scenario.model, *out.cut);
+    out.analytic_s = analytic_step_time(scenario, spec, out.cut);
     out.simulated_s = evaluator.step_times(scenario, spec, {out.cut}).front();
     return out;
   }
@@ -57,18 +56,18 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
   }
   out.ranking = rank_cuts(scenario, spec);
   const size_t k = std::min(out.ranking.size(), static_cast<size_t>(options.top_k));
-  std::vector<std::optional<LayerId>> cuts;
-  for (size_t i = 0; i < k; ++i) cuts.emplace_back(out.ranking[i].candidate.cut);
-  const std::vector<double> times = evaluator.step_times(scenario, spec, cuts);
+  std::vector<std::optional<Head>> heads;
+  for (size_t i = 0; i < k; ++i) heads.emplace_back(out.ranking[i].candidate.head);
+  const std::vector<double> times = evaluator.step_times(scenario, spec, heads);
   size_t best = 0;
   for (size_t i = 0; i < k; ++i) {
     out.ranking[i].simulated_s = times[i];
     const bool faster = times[i] < times[best];
     const bool tie_earlier = times[i] == times[best] &&
-                             out.ranking[i].candidate.cut < out.ranking[best].candidate.cut;
+                             out.ranking[i].candidate.index < out.ranking[best].candidate.index;
     if (faster || tie_earlier) best = i;
   }
-  out.cut = out.ranking[best].candidate.cut;
+  out.cut = out.ranking[best].candidate.head;
   out.cut_name = out.ranking[best].candidate.name;
   out.analytic_s = out.ranking[best].analytic_s;
   out.simulated_s = *out.ranking[best].simulated_s;
@@ -97,7 +96,9 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
   v.threshold = scenario.placement.split_threshold;
   v.split = v.gain > v.threshold;
 
-  const schedule::StepPlan plan = schedule::make_step_plan(scenario, c.spec, c.cut);
+  const Scenario headed = c.cut ? scenario_for_head(scenario, *c.cut) : scenario;
+  const schedule::StepPlan plan = schedule::make_step_plan(
+      headed, c.spec, c.cut ? std::optional<LayerId>(c.cut->cut()) : std::nullopt);
   const double total = static_cast<double>(plan.head_param_bytes + plan.tail_param_bytes);
   const double head_share = total > 0.0 ? static_cast<double>(plan.head_param_bytes) / total : 0.0;
   const std::string comparison =
@@ -122,32 +123,41 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
 
 }  // namespace
 
+double analytic_step_time(const Scenario& scenario, const StrategySpec& strategy,
+                          const std::optional<Head>& head) {
+  if (!head) return estimate_strategy(scenario, strategy, std::nullopt).step_time_s;
+  if (head->is_suffix()) return estimate_strategy(scenario, strategy, head->cut()).step_time_s;
+  return estimate_strategy(scenario_for_head(scenario, *head), strategy, head->cut()).step_time_s;
+}
+
 std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy) {
   std::vector<Candidate> out;
-  const std::vector<LayerId> cuts = scenario.model.cut_points();
-  if (cuts.empty()) return out;
+  if (scenario.model.cut_points().empty()) return out;
   const CutPlans plans(scenario, strategy);
-  for (const LayerId cut : cuts) {
-    const schedule::StepPlan plan = plans.plan_at(cut);
-    out.push_back({cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
-                   plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes});
+  for (Head& head : candidate_heads(scenario.model)) {
+    const schedule::StepPlan plan = plans.plan_at(head);
+    std::string name = head_name(scenario.model, head);
+    out.push_back({std::move(head), std::move(name), plan.boundary_bytes,
+                   plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes,
+                   out.size()});
   }
   return out;
 }
 
 std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy) {
-  const std::vector<LayerId> cuts = scenario.model.cut_points();
   std::vector<RankedCut> out;
-  if (cuts.empty()) return out;
+  if (scenario.model.cut_points().empty()) return out;
   const CutPlans plans(scenario, strategy);
-  for (const LayerId cut : cuts) {
-    const schedule::StepPlan plan = plans.plan_at(cut);
-    const Candidate c{cut, scenario.model.layer(cut).name(), plan.boundary_bytes,
-                      plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes};
-    out.push_back(
-        {c, estimate_step(scenario, plan, AnalyticDetail::closed_form).step_time_s, std::nullopt});
+  for (Head& head : candidate_heads(scenario.model)) {
+    const schedule::StepPlan plan = plans.plan_at(head);
+    std::string name = head_name(scenario.model, head);
+    Candidate c{std::move(head),          std::move(name),         plan.boundary_bytes,
+                plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes,
+                out.size()};
+    const double t = estimate_step(scenario, plan, AnalyticDetail::closed_form).step_time_s;
+    out.push_back({std::move(c), t, std::nullopt});
   }
-  // Fastest analytic first; ties to the earlier cut, so the order is deterministic.
+  // Fastest analytic first; ties to the earlier candidate, so the order is deterministic.
   const auto faster = [](const RankedCut& a, const RankedCut& b) {
     return a.analytic_s < b.analytic_s;
   };
@@ -155,7 +165,7 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
   // The closed forms rank every candidate; the fluid model re-estimates the best of them.
   const size_t refined = std::min(out.size(), kFluidRefined);
   for (size_t i = 0; i < refined; ++i) {
-    out[i].analytic_s = estimate_step(scenario, plans.plan_at(out[i].candidate.cut)).step_time_s;
+    out[i].analytic_s = estimate_step(scenario, plans.plan_at(out[i].candidate.head)).step_time_s;
   }
   std::stable_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(refined), faster);
   return out;
@@ -166,7 +176,12 @@ namespace {
 void compare_shards(const Scenario& scenario, StrategyPlacement& p) {
   const bool sharded = p.spec.kind == StrategyKind::ps || p.spec.kind == StrategyKind::ralp;
   if (sharded && scenario.parameter_servers > 1) {
-    p.shardings = compare_shardings(scenario, p.spec, p.cut);
+    if (p.cut && !p.cut->is_suffix()) {
+      p.shardings = compare_shardings(scenario_for_head(scenario, *p.cut), p.spec, p.cut->cut());
+    } else {
+      p.shardings = compare_shardings(scenario, p.spec,
+                                      p.cut ? std::optional<LayerId>(p.cut->cut()) : std::nullopt);
+    }
   }
 }
 

@@ -8,14 +8,14 @@ namespace ralp::placement {
 
 std::vector<double> SimulatedEvaluator::step_times(const Scenario& scenario,
                                                    const StrategySpec& strategy,
-                                                   const std::vector<std::optional<LayerId>>& cuts) {
-  // One strategy per cut, each with its cut fixed, so that no search runs inside.
+                                                   const std::vector<std::optional<Head>>& heads) {
+  // One strategy per head, each with its head fixed (by name), so that no search runs inside.
   Scenario one = scenario;
   one.strategies.clear();
-  for (size_t i = 0; i < cuts.size(); ++i) {
+  for (size_t i = 0; i < heads.size(); ++i) {
     StrategySpec spec = strategy;
     spec.label = strategy.label + "#" + std::to_string(i);
-    if (cuts[i]) spec.cut = scenario.model.layer(*cuts[i]).name();
+    if (heads[i]) spec.cut = head_name(scenario.model, *heads[i]);
     one.strategies.push_back(std::move(spec));
   }
   sim::SimulateOptions options = options_;
@@ -37,7 +37,7 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
   for (const StrategySpec& spec : scenario.strategies) {
     sim::ResolvedStrategy r{spec, std::nullopt, {}, std::nullopt};
     const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
-    if (has_cut && spec.cut) r.cut = scenario.model.find(*spec.cut);
+    if (has_cut && spec.cut) r.cut = strategy_head(scenario.model, spec);
     if (has_cut && !spec.cut) {
       Scenario one = scenario;
       one.strategies = {spec};
@@ -70,9 +70,8 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                                                                                : "factors";
   for (const StrategySpec& spec : scenario.strategies) {
     const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
-    std::optional<LayerId> cut;
-    std::vector<CutTrial> trials;
-    if (has_cut && spec.cut) cut = scenario.model.find(*spec.cut);
+    std::optional<Head> cut;
+    if (has_cut && spec.cut) cut = strategy_head(scenario.model, spec);
     if (has_cut && !spec.cut) {
       const std::vector<RankedCut> ranked = rank_cuts(scenario, spec);
       if (ranked.empty()) {
@@ -80,14 +79,20 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                          "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                              scenario.model.name() + " has no valid cut");
       }
-      cut = ranked.front().candidate.cut;
+      cut = ranked.front().candidate.head;
     }
-    const schedule::StepPlan plan = schedule::make_step_plan(scenario, spec, cut);
+    // A head that is not a suffix runs the model in its order.
+    const Scenario headed = cut ? scenario_for_head(scenario, *cut) : scenario;
+    const schedule::StepPlan plan = schedule::make_step_plan(
+        headed, spec, cut ? std::optional<LayerId>(cut->cut()) : std::nullopt);
     const double t = estimate_step(scenario, plan).step_time_s;
     StrategyResult r;
     r.label = spec.label;
     r.kind = spec.kind;
-    if (cut) r.cut = scenario.model.layer(*cut).name();
+    if (cut) {
+      r.cut = head_name(scenario.model, *cut);
+      r.head_layers = head_layer_names(scenario.model, *cut);
+    }
     r.warmup_steps = scenario.warmup_steps;
     r.step_times.assign(static_cast<size_t>(scenario.warmup_steps + scenario.steps), t);
     r.step_time_mean_s = t;
@@ -97,7 +102,7 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
     r.worker_sources = plan.worker_sources;
     r.ps_sources = plan.ps_sources;
     if (plan.uses_shards() && scenario.parameter_servers > 1) {
-      r.shards = shard_shares(plan.shard_plan, scenario.model, scenario.parameter_servers);
+      r.shards = shard_shares(plan.shard_plan, headed.model, scenario.parameter_servers);
     }
     out.results.push_back(std::move(r));
   }

@@ -25,22 +25,35 @@ namespace {
 
 struct Task {
   const StrategySpec* strategy = nullptr;
-  std::optional<LayerId> cut;
+  std::optional<Head> cut;
   RunOptions run;
 };
 
-// What a child sends back: a result or the error it met.
+// What a child sends back: a result or the error it met. A head that is not a suffix runs the
+// model in its order, and the result names it as the file's model does.
 std::string run_child(const Scenario& scenario, const Task& task) {
   return child_reply([&] {
-    const schedule::StepPlan plan = schedule::make_step_plan(scenario, *task.strategy, task.cut);
-    const schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
-    return to_json(run_step_model(scenario, steps, task.run), task.run.timeline);
+    if (!task.cut || task.cut->is_suffix()) {
+      const std::optional<LayerId> cut =
+          task.cut ? std::optional<LayerId>(task.cut->cut()) : std::nullopt;
+      const schedule::StepPlan plan = schedule::make_step_plan(scenario, *task.strategy, cut);
+      const schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
+      return to_json(run_step_model(scenario, steps, task.run), task.run.timeline);
+    }
+    const Scenario headed = scenario_for_head(scenario, *task.cut);
+    const schedule::StepPlan plan =
+        schedule::make_step_plan(headed, *task.strategy, task.cut->cut());
+    const schedule::Schedule steps = schedule::build_schedule(plan, headed.parameter_servers);
+    StrategyResult result = run_step_model(headed, steps, task.run);
+    result.cut = head_name(scenario.model, *task.cut);
+    result.head_layers = head_layer_names(scenario.model, *task.cut);
+    return to_json(result, task.run.timeline);
   });
 }
 
 std::string describe(const Task& task, const Scenario& scenario) {
   std::string text = task.strategy->label;
-  if (task.cut && !task.strategy->cut) text += " (cut " + scenario.model.layer(*task.cut).name() + ")";
+  if (task.cut && !task.strategy->cut) text += " (cut " + head_name(scenario.model, *task.cut) + ")";
   return text;
 }
 
@@ -158,7 +171,9 @@ const char* network_model_name(const NetworkModelSpec& spec) {
 StrategyResult simulate_isolated(const Scenario& scenario, const StrategySpec& strategy,
                                  std::optional<LayerId> cut, const RunOptions& run) {
   SimulateOptions options;
-  return run_tasks(scenario, {Task{&strategy, cut, run}}, 1, options).front();
+  std::optional<Head> head;
+  if (cut) head = Head::suffix(scenario.model, *cut);
+  return run_tasks(scenario, {Task{&strategy, head, run}}, 1, options).front();
 }
 
 std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario,
@@ -170,10 +185,12 @@ std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario,
   for (const StrategySpec& spec : scenario.strategies) {
     ResolvedStrategy r{spec, std::nullopt, {}};
     const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
-    if (has_cut && spec.cut) r.cut = scenario.model.find(*spec.cut);
+    if (has_cut && spec.cut) r.cut = strategy_head(scenario.model, spec);
     const size_t first = tasks.size();
     if (has_cut && !spec.cut) {
-      for (const LayerId cut : scenario.model.cut_points()) tasks.push_back({&spec, cut, {}});
+      for (const LayerId cut : scenario.model.cut_points()) {
+        tasks.push_back({&spec, Head::suffix(scenario.model, cut), {}});
+      }
     }
     spans.emplace_back(first, tasks.size());
     out.push_back(std::move(r));
@@ -227,8 +244,11 @@ ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedS
     const StrategySpec& spec = resolved[s].spec;
     if ((spec.kind == StrategyKind::ps || spec.kind == StrategyKind::ralp) &&
         scenario.parameter_servers > 1) {
-      const schedule::StepPlan plan = schedule::make_step_plan(scenario, spec, resolved[s].cut);
-      chosen.shards = shard_shares(plan.shard_plan, scenario.model, scenario.parameter_servers);
+      const std::optional<Head>& head = resolved[s].cut;
+      const Scenario headed = head ? scenario_for_head(scenario, *head) : scenario;
+      const schedule::StepPlan plan = schedule::make_step_plan(
+          headed, spec, head ? std::optional<LayerId>(head->cut()) : std::nullopt);
+      chosen.shards = shard_shares(plan.shard_plan, headed.model, scenario.parameter_servers);
     }
     out.results.push_back(std::move(chosen));
   }

@@ -147,7 +147,7 @@ TEST(ScenarioOverrides, AKeptStrategyKeepsItsPathInTheFile) {
                       "platform": {"kind": "star", "nic_bandwidth": "1Gbps"}},
           "strategies": ["ps", {"name": "ralp", "cut": "fc3", "head_mod": "per_worker"}]})";
   EXPECT_EQ(error_of({{"strategy", "ralp@fc3"}}, text),
-            "s.json: /strategies/1/head_mod is not a known key, expected one of: cut, head_mode, "
+            "s.json: /strategies/1/head_mod is not a known key, expected one of: cut, head, head_mode, "
             "label, name, sharding (did you mean \"head_mode\"?)");
 }
 

@@ -42,7 +42,7 @@ struct RefNetwork {
       return in;
     };
     const auto key = [&](LayerId id) {
-      return kernels::MaskKey{ctx.seed, ctx.step, ctx.worker, static_cast<uint32_t>(id)};
+      return kernels::MaskKey{ctx.seed, ctx.step, ctx.worker, kernels::dropout_key(g.layer(id))};
     };
     // The kernel's copy of a layer's first input; the model input is the same for both.
     const auto decisions = [&](LayerId id) -> const Vec* {

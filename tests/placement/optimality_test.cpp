@@ -33,10 +33,10 @@ TEST(Optimality, SearchMatchesBruteForceOnEveryZooModel) {
     const auto searched = placement::resolve_cuts(s, options).front();
     double chosen = 0.0;
     for (const auto& t : searched.search) {
-      if (t.cut == s.model.layer(*searched.cut).name()) chosen = t.step_time_mean_s;
+      if (t.cut == head_name(s.model, *searched.cut)) chosen = t.step_time_mean_s;
     }
     std::printf("%-14s brute-force best %9.3f ms, search %9.3f ms (cut %s)\n", model.c_str(),
-                1e3 * best, 1e3 * chosen, s.model.layer(*searched.cut).name().c_str());
+                1e3 * best, 1e3 * chosen, head_name(s.model, *searched.cut).c_str());
     EXPECT_LE(chosen, best * (1.0 + kWithin)) << model;
   }
 }

@@ -12,21 +12,23 @@
 namespace ralp {
 namespace {
 
-// Step times from a table: by cut for strategies with one, by kind otherwise; records each call.
+// Step times from a table: by cut (the head's first layer: a chain's heads are suffixes) for
+// strategies with one, by kind otherwise; records each call.
 class FakeEvaluator final : public placement::StepEvaluator {
  public:
   std::map<LayerId, double> by_cut;
   std::map<StrategyKind, double> by_kind;
-  std::vector<std::optional<LayerId>> asked;
+  std::vector<std::optional<Head>> asked;
   double otherwise = 10.0;
 
   std::vector<double> step_times(const Scenario&, const StrategySpec& strategy,
-                                 const std::vector<std::optional<LayerId>>& cuts) override {
+                                 const std::vector<std::optional<Head>>& heads) override {
     std::vector<double> out;
-    for (const auto& cut : cuts) {
-      asked.push_back(cut);
-      if (cut) {
-        out.push_back(by_cut.contains(*cut) ? by_cut.at(*cut) : otherwise);
+    for (const auto& head : heads) {
+      asked.push_back(head);
+      if (head) {
+        const LayerId cut = head->cut();
+        out.push_back(by_cut.contains(cut) ? by_cut.at(cut) : otherwise);
       } else {
         out.push_back(by_kind.at(strategy.kind));
       }
@@ -47,7 +49,10 @@ TEST(Candidates, EverySuffixOnceInLayerOrder) {
   const Scenario s = vgg_scenario();
   const auto all = placement::candidates(s, s.strategies[1]);
   ASSERT_EQ(all.size(), s.model.size() - 1);
-  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i].cut, i + 1);
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_TRUE(all[i].head.is_suffix());
+    EXPECT_EQ(all[i].head.cut(), i + 1);
+  }
   // Cutting before fc6 keeps 89% of VGG-16's parameters in the head.
   const auto fc6 = *s.model.find("fc6");
   const auto& c = all[fc6 - 1];
@@ -59,7 +64,8 @@ TEST(Search, SimulatesTheTopKAnalyticAndPicksTheFastestSimulated) {
   // Rank as the analytic model does, then make the simulator prefer the third.
   std::vector<std::pair<double, LayerId>> ranked;
   for (const auto& c : placement::candidates(s, s.strategies[1])) {
-    ranked.emplace_back(placement::estimate_strategy(s, s.strategies[1], c.cut).step_time_s, c.cut);
+    ranked.emplace_back(placement::estimate_strategy(s, s.strategies[1], c.head.cut()).step_time_s,
+                        c.head.cut());
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -73,7 +79,8 @@ TEST(Search, SimulatesTheTopKAnalyticAndPicksTheFastestSimulated) {
   const auto answer = placement::place(s, fake, {.top_k = 3});
   const auto& ralp = answer.strategies[1];
   EXPECT_TRUE(ralp.searched);
-  EXPECT_EQ(ralp.cut, ranked[2].second);
+  ASSERT_TRUE(ralp.cut.has_value());
+  EXPECT_EQ(ralp.cut->cut(), ranked[2].second);
   EXPECT_DOUBLE_EQ(ralp.simulated_s, 1.0);
   EXPECT_EQ(ralp.ranking.size(), s.model.size() - 1);
   EXPECT_TRUE(ralp.ranking[2].simulated_s.has_value());

@@ -13,6 +13,7 @@
 #include "ralp/cluster/fault_injection.hpp"
 #include "ralp/cluster/measurement.hpp"
 #include "ralp/cluster/mpi_session.hpp"
+#include "ralp/core/head.hpp"
 #include "ralp/core/scenario.hpp"
 
 namespace ralp::cluster {
@@ -25,7 +26,7 @@ enum class ClusterDevice { automatic, cpu, cuda };
 
 struct ClusterOptions {
   std::optional<std::string> strategy;  // a label or kind of the scenario; nullopt: all of them
-  std::optional<std::string> cut;       // first head layer for ralp and hybrid
+  std::optional<std::string> cut;       // ralp and hybrid: a head name (core/head.hpp parse_head)
   std::optional<int64_t> steps;         // measured steps (warm-up steps come on top)
   std::optional<Seconds> step_timeout;  // overrides the scenario's training.step_timeout
   AllreduceImplementation allreduce = AllreduceImplementation::ring;
@@ -42,20 +43,22 @@ struct ClusterOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// A strategy as the run will execute it: the spec and its resolved cut.
+// A strategy as the run will execute it: the spec and its resolved head. Every rank runs the
+// model in the head's order (core/head.hpp), as the simulator does, so that both send the same
+// messages; the parameter dump stays in the file's order.
 struct PlannedStrategy {
   StrategySpec spec;
-  std::optional<LayerId> cut;
+  std::optional<Head> cut;
 };
 
-// Resolves a strategy's cut "auto" (the simulator's search: sim/simulate.hpp resolve_cuts).
-using CutResolver = std::function<std::optional<LayerId>(const StrategySpec&)>;
+// Resolves a strategy's cut "auto" (the placement search: placement/sim_evaluator.hpp).
+using CutResolver = std::function<std::optional<Head>(const StrategySpec&)>;
 
 // The strategies to run, in the scenario's order. --strategy picks one by label, else by kind
 // (a kind the scenario does not list runs with default options). The cut of ralp and hybrid comes
 // from --cut, else the scenario, else ("auto") `resolve_auto`, so that the real run uses the cut
-// the prediction uses. Throws InputError for an unknown strategy or layer, a cut outside
-// [1, layers), "auto" without a resolver, or a scenario with compression (the real run moves
+// the prediction uses. Throws InputError for an unknown strategy or layer, a head that leaves no
+// tail, "auto" without a resolver, or a scenario with compression (the real run moves
 // uncompressed gradients).
 std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
                                              const ClusterOptions& options,

@@ -61,8 +61,15 @@ class LayerGraph {
   [[nodiscard]] std::vector<LayerId> cut_points() const;
   [[nodiscard]] CutInfo describe_cut(LayerId first_head) const;
 
+  // The same model with its layers in another topological order: layer i of the result is layer
+  // order[i] of this one (names, inputs and shapes unchanged; no shape is inferred again, so it
+  // costs a copy). Throws std::invalid_argument unless `order` is a permutation of the ids in
+  // which every layer comes after the layers it reads.
+  [[nodiscard]] LayerGraph reordered(const std::vector<LayerId>& order) const;
+
  private:
   struct Graph;
+  LayerGraph() = default;
   std::string name_;
   TensorShape input_;
   std::vector<Layer> layers_;

@@ -58,7 +58,9 @@ struct SentMessage {
 struct StepResult {
   std::string label;
   StrategyKind kind = StrategyKind::ps;
-  std::optional<std::string> cut;  // first head layer (ralp, hybrid)
+  std::optional<std::string> cut;  // the head's name (ralp, hybrid): its first layer for a suffix
+  // A head that is not a suffix of the model file's order: its layers, in that order.
+  std::vector<std::string> head_layers;
   std::vector<double> step_times;  // every step, warm-up included, seconds
   int64_t warmup_steps = 0;
   // Over the measured steps (after warm-up): mean, median, interquartile range.

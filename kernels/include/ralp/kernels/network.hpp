@@ -10,8 +10,9 @@
 // Backend::sgd_update's, so that the update follows the mean over the global batch of W * B.
 //
 // Dropout. A dropout layer's mask is a pure function of (StepContext::seed, step, worker, the
-// layer's id, the element's position in the micro-batch), so it is the same whether the layer
-// runs on a worker or on the PS. Batch norm uses the micro-batch's own statistics (training mode).
+// layer's name (dropout_key), the element's position in the micro-batch), so it is the same
+// whether the layer runs on a worker or on the PS, and in whatever order a strategy runs the
+// model's layers. Batch norm uses the micro-batch's own statistics (training mode).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,9 @@ struct StepContext {
 // 1/sqrt(fan_in)) as PyTorch's defaults, batch-norm scale 1 and shift 0. Depends only on
 // (seed, name, index), so a layer starts the same in every range and process.
 float initial_parameter(uint64_t seed, const Layer& layer, bool bias, int64_t index);
+
+// The layer part of a dropout mask's key (MaskKey::layer): a hash of the layer's name.
+uint32_t dropout_key(const Layer& layer);
 
 class Network {
  public:

@@ -1,7 +1,7 @@
-// The placement search: for every strategy with cut "auto", rank every candidate cut with the
-// analytic model, simulate the best K with a StepEvaluator and keep the fastest simulated; then
-// the split-or-not rule (the paper's profiler): split only when the best cut beats the best uncut
-// strategy by more than the scenario's threshold.
+// The placement search: for every strategy with cut "auto", rank every candidate head
+// (heads.hpp) with the analytic model, simulate the best K with a StepEvaluator and keep the
+// fastest simulated; then the split-or-not rule (the paper's profiler): split only when the best
+// cut beats the best uncut strategy by more than the scenario's threshold.
 #pragma once
 
 #include <cstdint>
@@ -9,27 +9,29 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/head.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/shards.hpp"
 
 namespace ralp::placement {
 
-// A candidate head: the layers [cut, size) of the model's topological order, with what crosses
-// the boundary (from the step plan).
+// A candidate head (a suffix of the file order or any other successor-closed set), with what
+// crosses the boundary (from the step plan of the model in the head's order).
 struct Candidate {
-  LayerId cut = 0;
-  std::string name;              // the first head layer
+  Head head;
+  std::string name;              // head_name: the first head layer for a suffix
   int64_t boundary_bytes = 0;    // sent by one worker per step (activations, images, labels)
   int64_t activation_grad_bytes = 0;  // returned to it
   int64_t head_param_bytes = 0;
   int64_t tail_param_bytes = 0;
+  size_t index = 0;  // position in candidates(): suffixes by their cut, then the others
 };
 
-// Every valid cut of the model (LayerGraph::cut_points), each once, in layer order.
+// Every candidate head of the model (candidate_heads), each once, suffixes first in layer order.
 std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy);
 
 // Every candidate of a ralp or hybrid strategy with its analytic step time, fastest first (ties
-// to the earlier cut).
+// to the earlier candidate).
 struct RankedCut;
 // Every candidate ranked by the analytic model's closed forms, then the best kFluidRefined
 // re-estimated by its fluid model and re-ranked among themselves (analytic.hpp's AnalyticDetail).
@@ -37,13 +39,13 @@ inline constexpr size_t kFluidRefined = 8;
 std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy);
 
 // Simulates strategies: the search's only view of the event simulator, so that tests can
-// substitute a fake. Returns the mean step time in seconds of each cut (nullopt for strategies
+// substitute a fake. Returns the mean step time in seconds of each head (nullopt for strategies
 // without one), in the order given.
 class StepEvaluator {
  public:
   virtual ~StepEvaluator() = default;
   virtual std::vector<double> step_times(const Scenario& scenario, const StrategySpec& strategy,
-                                         const std::vector<std::optional<LayerId>>& cuts) = 0;
+                                         const std::vector<std::optional<Head>>& heads) = 0;
 };
 
 struct RankedCut {
@@ -60,11 +62,11 @@ struct RankedCut {
 struct StrategyPlacement {
   StrategySpec spec;
   bool searched = false;        // cut "auto"
-  std::optional<LayerId> cut;   // chosen (or given) cut; nullopt for ps and allreduce
-  std::string cut_name;
+  std::optional<Head> cut;      // chosen (or given) head; nullopt for ps and allreduce
+  std::string cut_name;         // head_name
   std::vector<RankedCut> ranking;  // searched: every candidate, fastest analytic first
-  double analytic_s = 0.0;         // at the chosen cut
-  double simulated_s = 0.0;        // at the chosen cut
+  double analytic_s = 0.0;         // at the chosen head
+  double simulated_s = 0.0;        // at the chosen head
   // ps and ralp with several shards: round-robin, greedy and balanced at the chosen cut.
   std::vector<ShardingOption> shardings;
 };
@@ -89,6 +91,11 @@ struct Placement {
   std::vector<StrategyPlacement> baselines;   // ps and allreduce when the scenario lacks them
   std::optional<SplitVerdict> verdict;        // when some strategy has a head
 };
+
+// The analytic estimate of `strategy` with `head` (none for ps and allreduce): the model in the
+// head's order, cut at head.cut().
+double analytic_step_time(const Scenario& scenario, const StrategySpec& strategy,
+                          const std::optional<Head>& head);
 
 // Resolves every "auto" cut of the scenario (analytic ranking, best top_k simulated) and decides
 // whether to split. Throws InputError when a strategy with cut "auto" has no valid cut or

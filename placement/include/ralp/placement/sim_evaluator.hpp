@@ -12,7 +12,7 @@ class SimulatedEvaluator final : public StepEvaluator {
  public:
   explicit SimulatedEvaluator(sim::SimulateOptions options = {}) : options_(std::move(options)) {}
   std::vector<double> step_times(const Scenario& scenario, const StrategySpec& strategy,
-                                 const std::vector<std::optional<LayerId>>& cuts) override;
+                                 const std::vector<std::optional<Head>>& heads) override;
 
  private:
   sim::SimulateOptions options_;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "ralp/core/head.hpp"
 #include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
 
@@ -19,17 +20,18 @@ struct SimulateOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// A strategy with its cut resolved: the scenario's cut, or for cut "auto" the cut a search chose,
-// with the trials it simulated.
+// A strategy with its head resolved: the scenario's cut or head, or for cut "auto" the head a
+// search chose, with the trials it simulated. A head that is not a suffix of the file order runs
+// the model in the head's order (core/head.hpp); results name it by head_name.
 struct ResolvedStrategy {
   StrategySpec spec;
-  std::optional<LayerId> cut;  // ralp and hybrid
+  std::optional<Head> cut;  // ralp and hybrid
   std::vector<CutTrial> search;
   std::optional<StrategyResult> searched_result;  // the winning trial's result
 };
 
-// Resolves every strategy's cut by brute force: cut "auto" becomes the fastest of every valid cut
-// simulated (ties go to the earlier cut). The placement search (placement/sim_evaluator.hpp)
+// Resolves every strategy's cut by brute force: cut "auto" becomes the fastest of every suffix
+// of the file order simulated (ties go to the earlier cut). The placement search (placement/sim_evaluator.hpp)
 // resolves "auto" for `ralp simulate` and `ralp cluster`; this is its reference. Throws like
 // simulate_scenario.
 std::vector<ResolvedStrategy> resolve_cuts(const Scenario& scenario, const SimulateOptions& options);
