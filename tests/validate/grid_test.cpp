@@ -84,6 +84,16 @@ TEST(Grid, FiltersByLabelOrKind) {
   EXPECT_THROW(make_grid({kAllconv}, {Shape::two_node}, rate, {"horovod"}), InputError);
 }
 
+TEST(Grid, StrategyLabelsAreTheScenariosOwn) {
+  const std::filesystem::path file =
+      std::filesystem::path(RALP_SOURCE_DIR) / "tests/data/scenarios/cluster-branches.json";
+  const auto entries = strategy_entries(read_json_file(file), file.string());
+  const Scenario parsed = load_scenario(file);
+  ASSERT_EQ(entries.size(), parsed.strategies.size());
+  for (size_t i = 0; i < entries.size(); ++i) EXPECT_EQ(entries[i].label, parsed.strategies[i].label);
+  EXPECT_EQ(entries[1].label, "ralp@a_fc+");  // a head named by its minimal layer
+}
+
 TEST(Grid, DerivedScenarioCarriesTheCalibration) {
   const auto rate = std::vector{*parse_link_rate("100mbit")};
   const auto grid = make_grid({kAlexnet}, {Shape::two_node}, rate, {"allreduce"});

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include "ralp/core/scenario.hpp"
+
 namespace ralp::validate {
 namespace {
 
@@ -83,6 +85,12 @@ std::vector<StrategyEntry> strategy_entries(const Json& scenario, const std::str
       e.label = s.contains("label") && s.at("label").is_string()
                     ? s.at("label").get<std::string>()
                     : (has_cut ? e.kind + "@" + s.at("cut").get<std::string>() : e.kind);
+      if (s.contains("head") && !s.contains("label")) {
+        // A head's default label names it as the scenario does (its minimal layers).
+        const Scenario parsed =
+            parse_scenario(scenario, file, std::filesystem::path(file).parent_path());
+        e.label = parsed.strategies.at(i - 1).label;
+      }
     } else {
       throw InputError(file, path, "expected a strategy name or an object with \"name\"");
     }
