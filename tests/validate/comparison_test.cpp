@@ -149,5 +149,15 @@ TEST(Profiles, ReusedOnlyWhenTheHostMatches) {
   EXPECT_FALSE(profile_covers(profile, {{"cifar_alexnet", 32}, {"cifar_allconv", 32}}));
 }
 
+TEST(Profiles, NotReusedWhenMeasuredOnABusyMachine) {
+  Json profile = {{"name", "p"}, {"measured", {{"provenance", {{"threads", "1"}}}}}};
+  EXPECT_EQ(measured_under_load(profile, 2), std::nullopt);  // no load recorded
+  profile["measured"]["provenance"]["loadavg_start"] = "1.95 2.03 3.20";
+  EXPECT_EQ(measured_under_load(profile, 2), std::nullopt);
+  profile["measured"]["provenance"]["loadavg_start"] = "9.73 9.01 8.31";
+  EXPECT_EQ(measured_under_load(profile, 2), "measured under load average 9.73 on 2 cores");
+  EXPECT_EQ(measured_under_load(profile, 16), std::nullopt);
+}
+
 }  // namespace
 }  // namespace ralp::validate

@@ -260,6 +260,10 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       say("ralp validate: not reusing " + file.string() + ": " + *why);
       return std::nullopt;
     }
+    if (auto load = measured_under_load(p, cores_); load && !explicit_choice) {
+      say("ralp validate: not reusing " + file.string() + ": " + *load);
+      return std::nullopt;
+    }
     if (!explicit_choice && !profile_covers(p, models)) {
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
       return std::nullopt;
@@ -505,6 +509,23 @@ std::optional<std::string> provenance_mismatch(const std::map<std::string, std::
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> measured_under_load(const Json& profile, int cores) {
+  if (!profile.is_object() || !profile.contains("measured") ||
+      !profile.at("measured").is_object()) {
+    return std::nullopt;
+  }
+  const Json provenance = profile.at("measured").value("provenance", Json::object());
+  if (!provenance.is_object() || !provenance.contains("loadavg_start") ||
+      !provenance.at("loadavg_start").is_string()) {
+    return std::nullopt;
+  }
+  const std::string text = provenance.at("loadavg_start").get<std::string>();
+  double one_minute = 0.0;
+  if (std::sscanf(text.c_str(), "%lf", &one_minute) != 1 || one_minute <= cores) return std::nullopt;
+  return "measured under load average " + text.substr(0, text.find(' ')) + " on " +
+         std::to_string(cores) + (cores == 1 ? " core" : " cores");
 }
 
 bool profile_covers(const Json& profile,

@@ -77,6 +77,10 @@ struct ValidationRun {
 // nullopt when every key of `host` has the same value in it.
 std::optional<std::string> provenance_mismatch(const std::map<std::string, std::string>& host,
                                                const Json& profile, const std::string& label);
+// Why a profile was measured on a busy machine ("measured under load average 9.73 on 2 cores"):
+// its recorded one-minute load average at the start exceeds `cores`; nullopt when it did not, or
+// when the profile records none. A run does not reuse such a profile on its own.
+std::optional<std::string> measured_under_load(const Json& profile, int cores);
 // True when the profile measured every (model, batch) end to end (its calibration covered them).
 bool profile_covers(const Json& profile, const std::vector<std::pair<std::string, int64_t>>& models);
 
