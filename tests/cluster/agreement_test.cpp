@@ -20,15 +20,7 @@ namespace {
 
 using testing::ralp_binary;
 using testing::run_command;
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/ralp-agreement-test-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using testing::TempDir;
 
 std::string write_scenario(const std::filesystem::path& dir, const std::string& model,
                            const std::string& cut, int ps, int workers) {
@@ -67,7 +59,7 @@ Channels channels(const Json& result) {
 
 void check_agreement(const std::string& model, const std::string& cut, int ps, int workers) {
   SCOPED_TRACE(model + ", " + std::to_string(ps) + " PS + " + std::to_string(workers) + " workers");
-  const TempDir dir;
+  const TempDir dir("agreement-test");
   const std::string file = write_scenario(dir.path, model, cut, ps, workers);
   const std::string predicted = (dir.path / "predicted.json").string();
   const std::string measured = (dir.path / "measured.json").string();

@@ -20,6 +20,8 @@ namespace ralp::cluster {
 namespace {
 
 using testing::ralp_binary;
+using testing::TempDir;
+using testing::read_floats;
 using testing::run_command;
 
 // Strategies compute the same update; with two workers every sum has two terms and float addition
@@ -47,22 +49,6 @@ std::string mpirun(int ranks, const std::string& args, const std::string& fault 
          " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
          " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1" +
          forward + " -np " + std::to_string(ranks) + " " + ralp_binary() + " cluster " + args;
-}
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/ralp-cluster-test-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-std::vector<float> read_floats(const std::filesystem::path& file) {
-  const std::string bytes = testing::read_file(file.string());
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
-  return out;
 }
 
 // Per parameter tensor: max |a - b| / max |a|.
@@ -120,7 +106,7 @@ int64_t param_bytes(const LayerGraph& graph, LayerId first, LayerId last) {
 // Every strategy on cifar_alexnet in one mpirun: the table, the JSON, the same final parameters,
 // and bytes per step that follow from the messages.
 TEST(ClusterRun, AlexNetStrategiesAgreeAndMoveTheExpectedBytes) {
-  const TempDir dir;
+  const TempDir dir("cluster-test");
   const std::string json = (dir.path / "measured.json").string();
   const auto result =
       run_command(mpirun(3, scenario("cluster-cifar-alexnet.json") + " --json " + json +
@@ -197,7 +183,7 @@ TEST(ClusterRun, AlexNetStrategiesAgreeAndMoveTheExpectedBytes) {
 // run on all workers' micro-batches at once the same as per worker (up to rounding: its loss
 // gradient divides by W * B at once).
 TEST(ClusterRun, AllConvStrategiesAgreeWithMpiAllreduceAndBatchedHead) {
-  const TempDir dir;
+  const TempDir dir("cluster-test");
   const auto result = run_command(mpirun(3, scenario("cluster-cifar-allconv.json") +
                                                 " --steps 2 --quiet --allreduce mpi"
                                                 " --dump-parameters " +
@@ -217,7 +203,7 @@ TEST(ClusterRun, AllConvStrategiesAgreeWithMpiAllreduceAndBatchedHead) {
 // The synthetic classes can be learned: over nine steps the loss falls clearly.
 // A pure all-reduce cluster needs no parameter server: two ranks, both workers.
 TEST(ClusterRun, AllreduceWithoutAParameterServer) {
-  const TempDir dir;
+  const TempDir dir("cluster-test");
   const std::string file = (dir.path / "workers-only.json").string();
   std::ofstream(file) << R"({"name": "workers-only", "model": "cifar_allconv", "batch_per_worker": 4,
       "cluster": {"workers": 2, "parameter_servers": 0, "worker_device": "cpu-core",
@@ -239,7 +225,7 @@ TEST(ClusterRun, AllreduceWithoutAParameterServer) {
 }
 
 TEST(ClusterRun, AllConvLossFalls) {
-  const TempDir dir;
+  const TempDir dir("cluster-test");
   const std::string json = (dir.path / "measured.json").string();
   const auto result = run_command(mpirun(
       3, scenario("cluster-cifar-allconv.json") + " --strategy hybrid@fc --quiet --json " + json));

@@ -17,27 +17,13 @@ namespace ralp::cluster {
 namespace {
 
 using testing::ralp_binary;
+using testing::TempDir;
+using testing::read_floats;
 using testing::run_command;
 
 // As in cluster_run_test.cpp: two workers, so every sum has two terms; the tolerance covers
 // gradient sums whose order the head's order changes.
 constexpr double kTolerance = 1e-4;
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/ralp-heads-test-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-std::vector<float> read_floats(const std::filesystem::path& file) {
-  const std::string bytes = testing::read_file(file.string());
-  std::vector<float> out(bytes.size() / sizeof(float));
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(out.data()));
-  return out;
-}
 
 const Json& result_of(const Json& run, const std::string& label) {
   for (const Json& r : run["results"]) {
@@ -49,7 +35,7 @@ const Json& result_of(const Json& run, const std::string& label) {
 }
 
 TEST(ClusterHeads, HeadsThatAreNotSuffixesGiveTheSameUpdate) {
-  const TempDir dir;
+  const TempDir dir("heads-test");
   const std::string file = std::string(RALP_TEST_DATA_DIR) + "/data/scenarios/cluster-branches.json";
   const std::string measured = (dir.path / "measured.json").string();
   const auto real = run_command(

@@ -4,9 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace ralp::testing {
 
@@ -36,5 +38,24 @@ CommandResult run_command(const std::string& command) {
 }
 
 std::string ralp_binary() { return std::string(RALP_BINARY_DIR) + "/ralp"; }
+
+std::vector<float> read_floats(const std::filesystem::path& file) {
+  const std::string bytes = read_file(file.string());
+  std::vector<float> out(bytes.size() / sizeof(float));
+  std::copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(out.size() * sizeof(float)),
+            reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+TempDir::TempDir(const std::string& tag) {
+  std::string name = "/tmp/ralp-" + tag + "-XXXXXX";
+  if (mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
+  path = name;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
 
 }  // namespace ralp::testing

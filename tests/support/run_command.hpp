@@ -1,7 +1,10 @@
-// Runs a command line in a shell for CLI tests and captures its exit status, stdout and stderr.
+// Support for tests that run the ralp executable: a command line in a shell with its exit
+// status, stdout and stderr captured, temporary folders, and the files such runs write.
 #pragma once
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace ralp::testing {
 
@@ -19,5 +22,19 @@ std::string ralp_binary();
 
 // Reads a whole file; empty when it cannot be read.
 std::string read_file(const std::string& path);
+
+// A file of raw float32 values (the cluster's parameter dumps).
+std::vector<float> read_floats(const std::filesystem::path& file);
+
+// A fresh folder, /tmp/ralp-TAG-XXXXXX, removed with everything in it when the object goes.
+struct TempDir {
+  explicit TempDir(const std::string& tag);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // A path inside it, as a string for command lines.
+  [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
+  std::filesystem::path path;
+};
 
 }  // namespace ralp::testing

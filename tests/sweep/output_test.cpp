@@ -13,17 +13,9 @@ namespace ralp::sweep {
 namespace {
 
 using ralp::testing::read_file;
+using ralp::testing::TempDir;
 
 const std::string kSmall = RALP_TEST_DATA_DIR "/data/scenarios/small-mixed.json";
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/ralp-sweep-output-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 SweepSpec spec_of(std::vector<std::string> workers) {
   SweepSpec spec;
@@ -69,7 +61,7 @@ TEST(SweepOutput, RowsRoundTripTheirNumbers) {
 }
 
 TEST(SweepOutput, PointsAreWrittenInOrderAndTheCsvIsAlwaysAPrefix) {
-  TempDir dir;
+  TempDir dir("sweep-output");
   const SweepSpec spec = spec_of({"2", "4", "8"});
   const auto points = make_points(spec);
   SweepWriter writer(dir.path, spec, points, {});
@@ -99,7 +91,7 @@ TEST(SweepOutput, PointsAreWrittenInOrderAndTheCsvIsAlwaysAPrefix) {
 }
 
 TEST(SweepOutput, ResumeKeepsTheCompletePrefixAndRefusesAnotherSweep) {
-  TempDir dir;
+  TempDir dir("sweep-output");
   const SweepSpec spec = spec_of({"2", "4", "8"});
   const auto points = make_points(spec);
   {

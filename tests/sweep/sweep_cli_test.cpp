@@ -15,21 +15,10 @@ namespace {
 using ralp::testing::ralp_binary;
 using ralp::testing::read_file;
 using ralp::testing::run_command;
+using ralp::testing::TempDir;
 
 // cifar_alexnet on 4 workers under ps, ralp at fc3, ralp "auto" and allreduce.
 const std::string kSmall = RALP_TEST_DATA_DIR "/data/scenarios/small-mixed.json";
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char name[] = "/tmp/ralp-sweep-cli-XXXXXX";
-    path = mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  [[nodiscard]] std::string operator/(const std::string& name) const {
-    return (path / name).string();
-  }
-};
 
 std::string sweep(const std::string& args) {
   return ralp_binary() + " sweep " + kSmall + " --quiet " + args;
@@ -41,7 +30,7 @@ size_t lines(const std::string& text) { return static_cast<size_t>(std::count(te
 const std::string kAnalytic = "--workers 1-6 --bandwidth 1Gbps,10Gbps --fidelity analytic";
 
 TEST(SweepCli, AnalyticGivesTheSameBytesWhateverJobs) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   const auto one = run_command(sweep(kAnalytic + " --jobs 1 --out " + (dir / "one")));
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.err, "");
@@ -69,7 +58,7 @@ TEST(SweepCli, AnalyticGivesTheSameBytesWhateverJobs) {
 }
 
 TEST(SweepCli, EventPointsEqualSimulateAndDoNotDependOnJobs) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   const std::string args = "--workers 2,4 --bandwidth 10Gbps";
   const auto one = run_command(sweep(args + " --jobs 1 --out " + (dir / "one")));
   ASSERT_EQ(one.status, 0) << one.err;
@@ -88,7 +77,7 @@ TEST(SweepCli, EventPointsEqualSimulateAndDoNotDependOnJobs) {
 }
 
 TEST(SweepCli, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   const std::string out = dir / "out";
   ASSERT_EQ(run_command(sweep(kAnalytic + " --out " + out)).status, 0);
   const std::string csv = read_file(out + "/sweep.csv");
@@ -117,7 +106,7 @@ TEST(SweepCli, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
 }
 
 TEST(SweepCli, AnInvalidPointIsRefusedBeforeAnyRuns) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   const auto r = run_command(sweep("--workers 2,4 --parameter-servers 1,0 --out " + (dir / "out")));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err.substr(0, r.err.find(':', 20)),
@@ -133,7 +122,7 @@ TEST(SweepCli, AnInvalidPointIsRefusedBeforeAnyRuns) {
 }
 
 TEST(SweepCli, SweepFileGivesTheSameAsTheCommandLine) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   {
     std::ofstream(dir / "s.sweep.json")
         << R"({"base": ")" << kSmall << R"(", "fidelity": "analytic",
@@ -162,7 +151,7 @@ std::string mpirun(int ranks, const std::string& args) {
 }
 
 TEST(SweepCli, TwoMpiRanksWriteTheSameBytesAsOneProcess) {
-  TempDir dir;
+  TempDir dir("sweep-cli");
   for (const std::string& args : {kAnalytic, std::string("--workers 2,4,8 --bandwidth 10Gbps")}) {
     const auto alone = run_command(sweep(args + " --jobs 1 --out " + (dir / "alone")));
     ASSERT_EQ(alone.status, 0) << alone.err;
