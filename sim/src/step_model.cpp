@@ -444,53 +444,55 @@ void wait_start(Role& role, size_t stream, uint32_t i) {
   if (role.ready_at(i) > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(role.ready_at(i));
 }
 
-void send_actor(Model& m, Role& role, size_t stream) {
-  World& world = m.world;
-  const RoleSchedule& rs = role.schedule();
-  const StreamOps& ops = role.streams()[stream];
-  sg4::Mailbox* box = world.mailbox("msg", rs.host, ops.peer);
-  for (int64_t k = 0; k < world.steps; ++k) {
+// An actor's stream, step after step: each operation once it may start, by `body(op index,
+// step)`, which returns the time the operation completed.
+template <class Body>
+void play_stream(Model& m, Role& role, size_t stream, Body body) {
+  for (int64_t k = 0; k < m.world.steps; ++k) {
     role.wait_step(stream, k);
-    for (const uint32_t i : ops.ops) {
+    for (const uint32_t i : role.streams()[stream].ops) {
       wait_start(role, stream, i);
-      const Op& op = rs.ops[i];
-      world.log_message(rs.host, k, op.message);
-      const double start = sg4::Engine::get_clock();
-      box->put(const_cast<Message*>(&op.message), static_cast<uint64_t>(op.message.wire_bytes()));
-      const double end = sg4::Engine::get_clock();
-      world.record_transfer(rs.host, ops.peer, op.message.wire_bytes(), k,
-                            world.traced(k) ? label_of(m, rs.host, op) : std::string(), start,
-                            end);
-      role.complete(i, end);
+      role.complete(i, body(i, k));
       m.drain();
     }
   }
 }
 
+void send_actor(Model& m, Role& role, size_t stream) {
+  World& world = m.world;
+  const RoleSchedule& rs = role.schedule();
+  const int32_t peer = role.streams()[stream].peer;
+  sg4::Mailbox* box = world.mailbox("msg", rs.host, peer);
+  play_stream(m, role, stream, [&](uint32_t i, int64_t k) {
+    const Op& op = rs.ops[i];
+    world.log_message(rs.host, k, op.message);
+    const double start = sg4::Engine::get_clock();
+    box->put(const_cast<Message*>(&op.message), static_cast<uint64_t>(op.message.wire_bytes()));
+    const double end = sg4::Engine::get_clock();
+    world.record_transfer(rs.host, peer, op.message.wire_bytes(), k,
+                          world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
+    return end;
+  });
+}
+
 void receive_actor(Model& m, Role& role, size_t stream) {
   World& world = m.world;
   const RoleSchedule& rs = role.schedule();
-  const StreamOps& ops = role.streams()[stream];
-  sg4::Mailbox* box = world.mailbox("msg", ops.peer, rs.host);
-  for (int64_t k = 0; k < world.steps; ++k) {
-    role.wait_step(stream, k);
-    for (const uint32_t i : ops.ops) {
-      wait_start(role, stream, i);
-      const Op& op = rs.ops[i];
-      const auto* got = box->get<Message>();
-      if (got->kind != op.message.kind || got->item != op.message.item ||
-          got->payload_bytes != op.message.payload_bytes) {
-        throw std::logic_error(world.host_name(rs.host) + " expected " +
-                               std::string(schedule::to_string(op.message.kind)) + " " +
-                               std::to_string(op.message.item) + " from " +
-                               world.host_name(ops.peer) + " and got " +
-                               std::string(schedule::to_string(got->kind)) + " " +
-                               std::to_string(got->item));
-      }
-      role.complete(i, sg4::Engine::get_clock());
-      m.drain();
+  const int32_t peer = role.streams()[stream].peer;
+  sg4::Mailbox* box = world.mailbox("msg", peer, rs.host);
+  play_stream(m, role, stream, [&](uint32_t i, int64_t /*step*/) {
+    const Op& op = rs.ops[i];
+    const auto* got = box->get<Message>();
+    if (got->kind != op.message.kind || got->item != op.message.item ||
+        got->payload_bytes != op.message.payload_bytes) {
+      throw std::logic_error(world.host_name(rs.host) + " expected " +
+                             std::string(schedule::to_string(op.message.kind)) + " " +
+                             std::to_string(op.message.item) + " from " + world.host_name(peer) +
+                             " and got " + std::string(schedule::to_string(got->kind)) + " " +
+                             std::to_string(got->item));
     }
-  }
+    return sg4::Engine::get_clock();
+  });
 }
 
 // A shared device's stream: each operation executes on the device host's CPU, which divides
@@ -498,29 +500,23 @@ void receive_actor(Model& m, Role& role, size_t stream) {
 void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
   World& world = m.world;
   const RoleSchedule& rs = role.schedule();
-  const StreamOps& ops = role.streams()[stream];
-  for (int64_t k = 0; k < world.steps; ++k) {
-    role.wait_step(stream, k);
-    for (const uint32_t i : ops.ops) {
-      wait_start(role, stream, i);
-      const Op& op = rs.ops[i];
-      const double seconds = role.device_seconds(op);
-      const double start = sg4::Engine::get_clock();
-      if (seconds > 0.0) {
-        sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * device->get_speed());
-        exec->set_host(device);
-        exec->start();
-        exec->wait();
-      }
-      const double end = sg4::Engine::get_clock();
-      if (world.measured(k) && seconds > 0.0) {
-        world.record_work(rs.host, -1, activity_of(op.kind), k,
-                          world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
-      }
-      role.complete(i, end);
-      m.drain();
+  play_stream(m, role, stream, [&](uint32_t i, int64_t k) {
+    const Op& op = rs.ops[i];
+    const double seconds = role.device_seconds(op);
+    const double start = sg4::Engine::get_clock();
+    if (seconds > 0.0) {
+      sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * device->get_speed());
+      exec->set_host(device);
+      exec->start();
+      exec->wait();
     }
-  }
+    const double end = sg4::Engine::get_clock();
+    if (world.measured(k) && seconds > 0.0) {
+      world.record_work(rs.host, -1, activity_of(op.kind), k,
+                        world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
+    }
+    return end;
+  });
 }
 
 // One member's part of a fusion buffer's ring all-reduce.
@@ -596,18 +592,11 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
 }
 
 void ring_actor(Model& m, Role& role, size_t stream) {
-  World& world = m.world;
   const RoleSchedule& rs = role.schedule();
-  const StreamOps& ops = role.streams()[stream];
-  for (int64_t k = 0; k < world.steps; ++k) {
-    role.wait_step(stream, k);
-    for (const uint32_t i : ops.ops) {
-      wait_start(role, stream, i);
-      ring_all_reduce(m, rs.host, rs.ops[i], k);
-      role.complete(i, sg4::Engine::get_clock());
-      m.drain();
-    }
-  }
+  play_stream(m, role, stream, [&](uint32_t i, int64_t k) {
+    ring_all_reduce(m, rs.host, rs.ops[i], k);
+    return sg4::Engine::get_clock();
+  });
 }
 
 // The exact one-flow-per-edge ring applies where every edge sees the same rates: a star platform
