@@ -14,6 +14,7 @@
 
 #include "../support/run_command.hpp"
 #include "ralp/core/json_input.hpp"
+#include "ralp/validate/process.hpp"
 #include "ralp/validate/testbed.hpp"
 
 namespace ralp::validate {
@@ -33,8 +34,8 @@ int processes_mentioning(const std::string& needle) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Processes come and go while the scan runs: read_proc_file tolerates a vanished one.
+    const std::string cmdline = ralp::validate::read_proc_file((entry.path() / "cmdline").string());
     if (cmdline.find(needle) != std::string::npos) ++count;
   }
   return count;
@@ -120,15 +121,13 @@ pid_t cluster_rank(const std::string& needle, int rank) {
   for (const auto& entry : fs::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Processes come and go while the scan runs: read_proc_file tolerates a vanished one.
+    const std::string cmdline = ralp::validate::read_proc_file((entry.path() / "cmdline").string());
     if (cmdline.find(needle) == std::string::npos ||
         cmdline.find(std::string("\0cluster\0", 9)) == std::string::npos) {
       continue;
     }
-    std::ifstream env_in(entry.path() / "environ", std::ios::binary);
-    std::string environ_text((std::istreambuf_iterator<char>(env_in)), std::istreambuf_iterator<char>());
-    std::istringstream vars(environ_text);
+    std::istringstream vars(ralp::validate::read_proc_file((entry.path() / "environ").string()));
     std::string var;
     while (std::getline(vars, var, '\0')) {
       if (var == wanted) return static_cast<pid_t>(std::stol(name));

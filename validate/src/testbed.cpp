@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -37,9 +36,8 @@ std::string bridge_port(int host) {
 
 // A process that has exited but is not reaped yet still answers kill(pid, 0).
 bool is_zombie(long pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
+  const std::string line = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
+  if (line.empty()) return false;
   const size_t paren = line.rfind(')');
   return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
 }

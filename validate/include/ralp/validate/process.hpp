@@ -35,6 +35,11 @@ class InterruptGuard {
 // Throws Interrupted when a termination signal arrived under an InterruptGuard.
 void check_interrupted();
 
+// A file under /proc of a process that may exit meanwhile (its stat, cmdline or environ): the
+// bytes read, or what was read before the process went. Never throws for a vanished process,
+// which std::ifstream does ("basic_filebuf::underflow error reading the file: No such process").
+std::string read_proc_file(const std::string& path);
+
 struct ProcessOptions {
   double timeout_s = 0.0;                     // 0: no deadline
   std::map<std::string, std::string> env;     // added to (or replacing in) the environment
