@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
 
@@ -47,6 +49,28 @@ Json parse_child_reply(const std::string& text, int status, const std::string& w
     throw std::runtime_error(what + " failed: " + reply["failure"].get<std::string>());
   }
   return std::move(reply.at("outcome"));
+}
+
+ForkedChild fork_child(const std::function<std::string()>& reply) {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    write_all(fds[1], reply());
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  return {pid, fds[0]};
 }
 
 void write_all(int fd, const std::string& text) {

@@ -71,22 +71,8 @@ struct Child {
 };
 
 Child start_child(const Scenario& scenario, const Task& task, size_t index) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    close(fds[0]);
-    write_all(fds[1], run_child(scenario, task));
-    close(fds[1]);
-    // Skip destructors and atexit handlers: the parent owns every shared resource.
-    _exit(0);
-  }
-  close(fds[1]);
-  return {pid, fds[0], index, {}};
+  const ForkedChild c = fork_child([&] { return run_child(scenario, task); });
+  return {c.pid, c.fd, index, {}};
 }
 
 // Runs the tasks, at most `jobs` at a time, reading every child's pipe as it fills.

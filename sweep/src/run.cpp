@@ -54,26 +54,8 @@ struct Child {
 };
 
 Child start_child(const SweepPoint& point, const std::string& fidelity) {
-  int fds[2];
-  if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    write_all(fds[1], point_reply(point, fidelity));
-    close(fds[1]);
-    // Skip destructors and atexit handlers (MPI's among them): the parent owns every resource.
-    _exit(0);
-  }
-  close(fds[1]);
-  return {pid, fds[0], point.index, {}};
+  const ForkedChild c = fork_child([&] { return point_reply(point, fidelity); });
+  return {c.pid, c.fd, point.index, {}};
 }
 
 // A worker process: reads point indices, one per line, and answers each with its reply's length,

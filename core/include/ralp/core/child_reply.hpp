@@ -21,6 +21,16 @@ Json parse_child_reply(const std::string& text, int status, const std::string& w
 // Writes all of `text` to `fd`, retrying on interruption (a child's side of its pipe).
 void write_all(int fd, const std::string& text);
 
+// A child process started by fork() whose reply comes on `fd`, the read end of its pipe.
+struct ForkedChild {
+  int pid = -1;
+  int fd = -1;
+};
+// Flushes the standard streams, forks, and in the child writes `reply()` to the pipe and ends
+// with _exit(0), skipping destructors and atexit handlers (MPI's among them): the parent owns
+// every shared resource. Throws std::runtime_error when pipe() or fork() fails.
+ForkedChild fork_child(const std::function<std::string()>& reply);
+
 // Child processes to run at once by default: one per hardware thread.
 int default_jobs();
 
