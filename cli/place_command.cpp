@@ -70,7 +70,8 @@ Json placement_json(const placement::StrategyPlacement& p, const LayerGraph& mod
                   {"boundary_bytes", r.candidate.boundary_bytes},
                   {"activation_gradient_bytes", r.candidate.activation_grad_bytes},
                   {"head_param_bytes", r.candidate.head_param_bytes},
-                  {"analytic_step_time_s", r.analytic_s}};
+                  {"analytic_step_time_s", r.analytic_s},
+                  {"analytic_is_lower_bound", !r.estimated}};
       row["simulated_step_time_s"] = r.simulated_s ? Json(*r.simulated_s) : Json(nullptr);
       row["gap"] = r.gap() ? Json(*r.gap()) : Json(nullptr);
       add_head_layers(row, model, r.candidate.head);
@@ -134,10 +135,17 @@ void print_answer(const Scenario& scenario, const placement::Placement& answer, 
       table.add_row({std::to_string(i + 1), r.candidate.name,
                      format_bytes(Bytes(static_cast<double>(r.candidate.boundary_bytes))),
                      format_bytes(Bytes(static_cast<double>(r.candidate.head_param_bytes))),
-                     seconds(r.analytic_s), r.simulated_s ? seconds(*r.simulated_s) : "-",
+                     (r.estimated ? "" : ">= ") + seconds(r.analytic_s),
+                     r.simulated_s ? seconds(*r.simulated_s) : "-",
                      r.gap() ? signed_percent(*r.gap()) : "-"});
     }
     table.print(std::cout);
+    size_t bounds = 0;
+    for (const auto& r : p.ranking) bounds += r.estimated ? 0 : 1;
+    if (bounds > 0) {
+      std::cout << "(\">=\": a lower bound; the full estimate of these " << bounds
+                << " cuts was skipped, as none can beat the best " << top << ")\n";
+    }
     if (p.ranking.size() > kShown) {
       std::cout << "(" << p.ranking.size() - kShown << " more in --json)\n";
     }

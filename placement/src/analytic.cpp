@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <vector>
@@ -19,7 +21,7 @@ namespace {
 constexpr double kTcpLatencyFactor = 13.01;
 constexpr double kTcpBandwidthFactor = 0.97;
 constexpr double kTcpGamma = 4194304.0;
-constexpr double kTcpCrossTraffic = 1.05;
+constexpr double kTcpCrossTraffic = 0.05;
 
 constexpr double kHeader = static_cast<double>(schedule::kHeaderBytes);
 
@@ -35,19 +37,30 @@ double seconds_for(double bytes, const std::optional<BytesPerSecond>& rate) {
 
 // Messages as fluid flows over links: each connection sends its messages one after another, a
 // message once it is ready and the previous one has arrived, its transfer after the route's
-// latency; the flows in transfer share every link max-min fairly (progressive filling), each
-// capped at `window` bytes per second. Returns each message's arrival, indexed like `queues`.
-// Cost O(messages x flows in transfer x links per flow).
+// latency; the flows in transfer share the links as SimGrid's max-min system does (progressive
+// filling: a flow loads each link by its weight there, and every flow through a saturated link
+// stops growing, whatever its weight), each capped at `window` bytes per second. A message may
+// also wait for another connection's message to arrive. Returns each message's arrival, indexed
+// like `queues`. Cost O(messages x flows in transfer x links per flow).
 struct FluidMessage {
-  double ready = 0.0;  // when it may leave
+  double ready = 0.0;  // when it may leave; with `after`, how long after that message arrives
   double bytes = 0.0;  // on the wire, header included
+  std::optional<std::pair<size_t, size_t>> after;  // (connection, position) it waits for
+};
+struct FluidLoad {
+  size_t link = 0;
+  double weight = 1.0;  // bytes on the link per byte of the flow
 };
 std::vector<std::vector<double>> fluid_arrivals(
     const std::vector<std::vector<FluidMessage>>& queues,
-    const std::vector<std::vector<size_t>>& links_of,  // per connection: the links it crosses
+    const std::vector<std::vector<FluidLoad>>& links_of,  // per connection: the links it loads
     const std::vector<double>& capacity, double latency, double window) {
   std::vector<std::vector<double>> arrival(queues.size());
-  for (size_t c = 0; c < queues.size(); ++c) arrival[c].assign(queues[c].size(), 0.0);
+  std::vector<std::vector<char>> arrived(queues.size());
+  for (size_t c = 0; c < queues.size(); ++c) {
+    arrival[c].assign(queues[c].size(), 0.0);
+    arrived[c].assign(queues[c].size(), 0);
+  }
   struct Flow {
     size_t connection = 0;
     size_t position = 0;
@@ -58,52 +71,64 @@ std::vector<std::vector<double>> fluid_arrivals(
   // Messages in their latency: (time the transfer starts, connection, position).
   using Start = std::tuple<double, size_t, size_t>;
   std::priority_queue<Start, std::vector<Start>, std::greater<>> pending;
+  // Messages whose connection is free but whose `after` has not arrived: (connection, position,
+  // when the connection became free), by the message they wait for.
+  std::multimap<std::pair<size_t, size_t>, std::tuple<size_t, size_t, double>> waiting;
   const auto post = [&](size_t c, size_t position, double free) {
-    if (position < queues[c].size()) {
-      pending.emplace(std::max(free, queues[c][position].ready) + latency, c, position);
+    if (position >= queues[c].size()) return;
+    const FluidMessage& m = queues[c][position];
+    double ready = m.ready;
+    if (m.after) {
+      const auto [ac, ap] = *m.after;
+      if (!arrived[ac][ap]) {
+        waiting.emplace(*m.after, std::make_tuple(c, position, free));
+        return;
+      }
+      ready += arrival[ac][ap];
     }
+    pending.emplace(std::max(free, ready) + latency, c, position);
   };
   for (size_t c = 0; c < queues.size(); ++c) post(c, 0, 0.0);
 
   std::vector<Flow> active;
   std::vector<double> left(capacity.size());
-  std::vector<size_t> sharing(capacity.size());
+  std::vector<double> usage(capacity.size());
   std::vector<char> frozen;
   constexpr double kFull = 1e-9;
   const auto share = [&]() {
     for (const Flow& f : active) {
-      for (const size_t l : links_of[f.connection]) left[l] = capacity[l];
+      for (const FluidLoad& l : links_of[f.connection]) left[l.link] = capacity[l.link];
     }
     frozen.assign(active.size(), 0);
     for (Flow& f : active) f.rate = 0.0;
     size_t unfrozen = active.size();
     while (unfrozen > 0) {
       for (const Flow& f : active) {
-        for (const size_t l : links_of[f.connection]) sharing[l] = 0;
+        for (const FluidLoad& l : links_of[f.connection]) usage[l.link] = 0.0;
       }
       double step = std::numeric_limits<double>::infinity();
       for (size_t k = 0; k < active.size(); ++k) {
         if (frozen[k]) continue;
-        for (const size_t l : links_of[active[k].connection]) ++sharing[l];
+        for (const FluidLoad& l : links_of[active[k].connection]) usage[l.link] += l.weight;
         step = std::min(step, window - active[k].rate);
       }
       for (size_t k = 0; k < active.size(); ++k) {
         if (frozen[k]) continue;
-        for (const size_t l : links_of[active[k].connection]) {
-          step = std::min(step, left[l] / static_cast<double>(sharing[l]));
+        for (const FluidLoad& l : links_of[active[k].connection]) {
+          step = std::min(step, left[l.link] / usage[l.link]);
         }
       }
       step = std::max(step, 0.0);
       for (size_t k = 0; k < active.size(); ++k) {
         if (frozen[k]) continue;
         active[k].rate += step;
-        for (const size_t l : links_of[active[k].connection]) left[l] -= step;
+        for (const FluidLoad& l : links_of[active[k].connection]) left[l.link] -= step * l.weight;
       }
       for (size_t k = 0; k < active.size(); ++k) {
         if (frozen[k]) continue;
         bool full = active[k].rate >= window * (1.0 - kFull);
-        for (const size_t l : links_of[active[k].connection]) {
-          full = full || left[l] <= kFull * capacity[l];
+        for (const FluidLoad& l : links_of[active[k].connection]) {
+          full = full || left[l.link] <= kFull * capacity[l.link];
         }
         if (full) {
           frozen[k] = 1;
@@ -131,9 +156,17 @@ std::vector<std::vector<double>> fluid_arrivals(
         ++k;
         continue;
       }
-      arrival[f.connection][f.position] = now;
-      post(f.connection, f.position + 1, now);
+      const size_t c = f.connection;
+      const size_t position = f.position;
+      arrival[c][position] = now;
+      arrived[c][position] = 1;
       active.erase(active.begin() + static_cast<std::ptrdiff_t>(k));
+      post(c, position + 1, now);
+      const auto [first, last] = waiting.equal_range({c, position});
+      std::vector<std::tuple<size_t, size_t, double>> released;
+      for (auto it = first; it != last; ++it) released.push_back(it->second);
+      waiting.erase(first, last);
+      for (const auto& [wc, wp, free] : released) post(wc, wp, free);
     }
     while (!pending.empty() && std::get<0>(pending.top()) <= now + tie) {
       const auto [t, c, position] = pending.top();
@@ -196,7 +229,7 @@ struct Model {
   Links links;
   double workers = 1.0;
   double shards = 1.0;
-  bool fluid_allowed = true;  // false: the closed-form approximations only
+  AnalyticDetail detail = AnalyticDetail::fluid;
 
   [[nodiscard]] double backward_of(LayerId l) const {
     return plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
@@ -262,9 +295,10 @@ struct Model {
   }
 
   // Push arrival times at their shards for one worker whose backward starts at `start`, with
-  // `sharing` workers pushing at once.
-  [[nodiscard]] std::vector<double> push_arrivals(const Backward& b, double start,
-                                                  double sharing) const {
+  // `sharing` workers pushing at once (and, unless `alone`, a layer's pushes to several shards
+  // sharing the worker's link).
+  [[nodiscard]] std::vector<double> push_arrivals(const Backward& b, double start, double sharing,
+                                                  bool alone = false) const {
     std::vector<double> connection(plan.shards, 0.0);
     std::vector<double> out;
     out.reserve(b.pushes.size());
@@ -273,6 +307,7 @@ struct Model {
       // Pushes of one layer to different shards leave together and share the worker's link.
       double same_layer = 0.0;
       for (const Push& q : b.pushes) same_layer += q.layer == p.layer ? 1.0 : 0.0;
+      if (alone) same_layer = 1.0;
       double& c = connection[static_cast<size_t>(p.shard)];
       c = std::max(c, start + p.ready) + links.ps_message(p.wire, links.ps_rate(sharing, same_layer));
       out.push_back(c);
@@ -282,30 +317,50 @@ struct Model {
 
   // The staggered workers' pushes as fluid flows (ralp: the head releases workers one after
   // another, so their pushes overlap only in part): one connection per worker and shard, over
-  // the worker's uplink, the shard's downlink and the backbone. Returns arrival[i][w], when push
-  // i of worker w has reached its shard.
+  // the worker's uplink, the shard's downlink and the backbone. With `replies` (when each
+  // worker's head reply may leave ps-0), the replies are flows too, sharing the links with the
+  // pushes, and `starts` is set to when each worker's backward starts after its reply; else
+  // `starts` gives them. Returns arrival[i][w], when push i of worker w has reached its shard.
   [[nodiscard]] std::vector<std::vector<double>> fluid_push_arrivals(
-      const Backward& b, const std::vector<double>& starts) const {
-    const size_t w_count = starts.size();
+      const Backward& b, std::vector<double>& starts, const std::vector<double>* replies) const {
+    const size_t w_count = replies ? replies->size() : starts.size();
     const size_t s_count = static_cast<size_t>(std::max<int64_t>(plan.shards, 1));
+    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    const double grad_copy = seconds_for(grad, plan.worker_pcie);
     // Each shard's pushes in backward order.
     std::vector<std::vector<size_t>> order(s_count);
     for (size_t i = 0; i < b.pushes.size(); ++i) order[static_cast<size_t>(b.pushes[i].shard)].push_back(i);
     FluidNetwork f = fluid_network(w_count, s_count);
     std::vector<std::vector<FluidMessage>> queues;
-    std::vector<std::vector<size_t>> links_of;
+    std::vector<std::vector<FluidLoad>> links_of;
+    const size_t first_reply = w_count * s_count;
     for (size_t w = 0; w < w_count; ++w) {
       for (size_t shard = 0; shard < s_count; ++shard) {
         std::vector<FluidMessage> q;
         for (const size_t i : order[shard]) {
-          q.push_back({starts[w] + b.pushes[i].ready, b.pushes[i].wire + kHeader});
+          if (replies) {
+            q.push_back({grad_copy + b.pushes[i].ready, b.pushes[i].wire + kHeader,
+                         std::make_pair(first_reply + w, size_t{0})});
+          } else {
+            q.push_back({starts[w] + b.pushes[i].ready, b.pushes[i].wire + kHeader, std::nullopt});
+          }
         }
         queues.push_back(std::move(q));
-        links_of.push_back(f.route(f.worker_up(w), f.ps_down(shard)));
+        links_of.push_back(f.worker_to_ps(w, shard));
+      }
+    }
+    if (replies) {
+      for (size_t w = 0; w < w_count; ++w) {
+        queues.push_back({{(*replies)[w], grad + kHeader, std::nullopt}});
+        links_of.push_back(f.ps_to_worker(0, w));
       }
     }
     const std::vector<std::vector<double>> got =
         fluid_arrivals(queues, links_of, f.capacity, f.latency, f.window);
+    if (replies) {
+      starts.resize(w_count);
+      for (size_t w = 0; w < w_count; ++w) starts[w] = got[first_reply + w][0] + grad_copy;
+    }
     std::vector<std::vector<double>> arrival(b.pushes.size(), std::vector<double>(w_count, 0.0));
     for (size_t w = 0; w < w_count; ++w) {
       for (size_t shard = 0; shard < s_count; ++shard) {
@@ -322,6 +377,7 @@ struct Model {
     size_t workers = 0;
     size_t shards = 0;
     bool backbone = false;
+    double cross_traffic = 0.0;
     std::vector<double> capacity;
     double latency = 0.0;
     double window = 0.0;
@@ -329,9 +385,24 @@ struct Model {
     [[nodiscard]] size_t ps_up(size_t s) const { return shards + s; }
     [[nodiscard]] size_t worker_up(size_t w) const { return 2 * shards + w; }
     [[nodiscard]] size_t worker_down(size_t w) const { return 2 * shards + workers + w; }
-    [[nodiscard]] std::vector<size_t> route(size_t a, size_t b) const {
-      if (backbone) return {a, b, 2 * shards + 2 * workers};
-      return {a, b};
+    [[nodiscard]] size_t backbone_link() const { return 2 * shards + 2 * workers; }
+    // A flow up `from_up`, down `to_down` (and across the backbone), with its cross-traffic on
+    // the reverse route's `reverse_up` and `reverse_down`.
+    [[nodiscard]] std::vector<FluidLoad> route(size_t from_up, size_t to_down, size_t reverse_up,
+                                               size_t reverse_down) const {
+      std::vector<FluidLoad> out{{from_up, 1.0}, {to_down, 1.0}};
+      if (cross_traffic > 0.0) {
+        out.push_back({reverse_up, cross_traffic});
+        out.push_back({reverse_down, cross_traffic});
+      }
+      if (backbone) out.push_back({backbone_link(), 1.0 + cross_traffic});
+      return out;
+    }
+    [[nodiscard]] std::vector<FluidLoad> worker_to_ps(size_t w, size_t s) const {
+      return route(worker_up(w), ps_down(s), ps_up(s), worker_down(w));
+    }
+    [[nodiscard]] std::vector<FluidLoad> ps_to_worker(size_t s, size_t w) const {
+      return route(ps_up(s), worker_down(w), worker_up(w), ps_down(s));
     }
   };
   [[nodiscard]] FluidNetwork fluid_network(size_t w_count, size_t s_count) const {
@@ -340,6 +411,7 @@ struct Model {
     f.workers = w_count;
     f.shards = s_count;
     f.backbone = net.backbone.has_value();
+    f.cross_traffic = net.cross_traffic;
     f.capacity.assign(2 * s_count, net.bandwidth_factor * net.ps_nic.bandwidth.value());
     f.capacity.resize(2 * s_count + 2 * w_count,
                       net.bandwidth_factor * net.worker_nic.bandwidth.value());
@@ -393,22 +465,37 @@ struct Model {
     const Backward b = backward();
     std::vector<double> starts(1, forward);
     double head_update = 0.0;
-    if (plan.has_head()) {
-      starts = head_replies(forward, head_update);
-    }
-    const double first = starts.front();
-    const double last = starts.back();
     // Workers in lockstep push alike, W sharing each link; staggered workers' pushes overlap
-    // only in part: a fluid model of the links over them where it is affordable, else as many
-    // sharing as start within one worker's push phase.
-    const bool lockstep = last - first <= 0.0;
+    // only in part: a fluid model of the links over them (and over the head's replies, which
+    // share the links with them) where it is affordable, else as many sharing as start within
+    // one worker's push phase.
     const double fluid_work = workers * workers * static_cast<double>(b.pushes.size());
-    const bool fluid = fluid_allowed && !lockstep && !b.pushes.empty() && fluid_work <= kFluidWork;
+    const bool fluid_affordable = detail == AnalyticDetail::fluid && !b.pushes.empty() && fluid_work <= kFluidWork;
+    bool fluid = false;
     std::vector<std::vector<double>> fluid_arrival;
+    const bool bound = detail == AnalyticDetail::lower_bound;
+    if (plan.has_head()) {
+      const std::vector<double> leaves = reply_leaves(forward, head_update);
+      if (bound) {
+        starts = replies_alone(leaves);
+      } else if (fluid_affordable) {
+        fluid_arrival = fluid_push_arrivals(b, starts, &leaves);
+        fluid = true;
+      } else {
+        starts = reply_arrivals(leaves);
+      }
+    }
+    const double first = *std::min_element(starts.begin(), starts.end());
+    const double last = *std::max_element(starts.begin(), starts.end());
+    const bool lockstep = !fluid && last - first <= 0.0;
+    if (!fluid && !lockstep && fluid_affordable) {
+      fluid_arrival = fluid_push_arrivals(b, starts, nullptr);
+      fluid = true;
+    }
     std::vector<double> relative;
-    if (fluid) {
-      fluid_arrival = fluid_push_arrivals(b, starts);
-    } else {
+    if (bound && !lockstep) {
+      relative = push_arrivals(b, 0.0, 1.0, true);
+    } else if (!fluid) {
       double sharing = workers;
       if (!lockstep && !b.pushes.empty()) {
         const std::vector<double> alone = push_arrivals(b, 0.0, 1.0);
@@ -432,6 +519,22 @@ struct Model {
         last_shard_end = std::max(last_shard_end, t);
       }
     }
+    if (bound && !lockstep) {
+      // Every push to a shard crosses its downlink, from the earliest start on.
+      for (int64_t s = 0; s < plan.shards; ++s) {
+        double bytes = 0.0;
+        double earliest = std::numeric_limits<double>::infinity();
+        for (const Push& p : b.pushes) {
+          if (p.shard != s) continue;
+          bytes += workers * (p.wire + kHeader);
+          earliest = std::min(earliest, first + p.ready);
+        }
+        if (bytes <= 0.0) continue;
+        const double t = earliest + links.net.latency_factor * links.worker_ps_latency() +
+                         bytes / (links.net.bandwidth_factor * links.net.ps_nic.bandwidth.value());
+        (s == 0 ? end : last_shard_end) = std::max(s == 0 ? end : last_shard_end, t);
+      }
+    }
     e.backward_end_s = last + b.end;
     if (plan.shards > 1) {
       // Shards 1.. report to ps-0, which releases them once it is done too.
@@ -441,50 +544,70 @@ struct Model {
     return e;
   }
 
-  // The boundary's trip to the head PS, the head's passes and the replies; returns when each
-  // worker's backward may start, and sets when the head's update ends.
-  std::vector<double> head_replies(double forward_end, double& head_update) const {
+  // The boundary's trip to the head PS and the head's passes: returns when each worker's reply
+  // may leave ps-0 (its pass and its copy done), and sets when the head's update ends.
+  std::vector<double> reply_leaves(double forward_end, double& head_update) const {
     const double boundary = static_cast<double>(plan.boundary_bytes);
     const double grad = static_cast<double>(plan.activation_grad_bytes);
     const double sent = forward_end + seconds_for(boundary, plan.worker_pcie);
     const double arrived = sent + links.ps_message(boundary, links.ps_rate(workers, 1.0));
     const double copy_in = seconds_for(boundary, plan.ps_pcie);
     const double copy_out = seconds_for(grad, plan.ps_pcie);
-    const double reply_alone = (grad + kHeader) / links.ps_rate(1.0, 1.0);
-    const double reply_latency = links.net.latency_factor * links.worker_ps_latency();
-    std::vector<double> starts(plan.workers);
+    std::vector<double> leaves(static_cast<size_t>(plan.workers));
     double device = 0.0;
     double copy = arrived + workers * copy_in;  // the boundary copies come first on the stream
-    double uplink = 0.0;
     const bool per_worker = plan.strategy.head_mode == HeadMode::per_worker;
     if (!per_worker) device = copy + plan.head_full_batch.value();
-    // Replies leave as the head's passes and copies release them: as fluid flows sharing the
-    // PS's uplink where affordable, else one after another at the link's full rate.
-    const bool fluid = fluid_allowed && workers * workers <= kFluidWork;
-    std::vector<std::vector<FluidMessage>> replies;
     for (int64_t w = 0; w < plan.workers; ++w) {
       if (per_worker) {
         device = std::max(device, arrived + static_cast<double>(w + 1) * copy_in) +
                  plan.head_micro_batch.value();
       }
       copy = std::max(copy, device) + copy_out;
-      if (fluid) {
-        replies.push_back({{copy, grad + kHeader}});
-      } else {
-        uplink = std::max(uplink, copy) + reply_alone;
-        starts[static_cast<size_t>(w)] =
-            uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
-      }
-    }
-    if (fluid) {
-      const size_t w_count = static_cast<size_t>(plan.workers);
-      const FluidNetwork f = fluid_network(w_count, 1);
-      std::vector<std::vector<size_t>> links_of;
-      for (size_t w = 0; w < w_count; ++w) links_of.push_back(f.route(f.ps_up(0), f.worker_down(w)));
-      const auto got = fluid_arrivals(replies, links_of, f.capacity, f.latency, f.window);
-      for (size_t w = 0; w < w_count; ++w) starts[w] = got[w][0] + seconds_for(grad, plan.worker_pcie);
+      leaves[static_cast<size_t>(w)] = copy;
     }
     head_update = device + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
+    return leaves;
+  }
+
+  // When each worker's backward could start at the earliest, its reply having left at `leaves`
+  // and crossed the links alone.
+  [[nodiscard]] std::vector<double> replies_alone(const std::vector<double>& leaves) const {
+    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    std::vector<double> starts(leaves.size());
+    for (size_t w = 0; w < leaves.size(); ++w) {
+      starts[w] = leaves[w] + links.ps_message(grad, links.ps_rate(1.0, 1.0)) +
+                  seconds_for(grad, plan.worker_pcie);
+    }
+    return starts;
+  }
+
+  // When each worker's backward may start, its reply having left at `leaves`: the replies as
+  // fluid flows sharing the PS's uplink where affordable, else one after another at the link's
+  // full rate.
+  [[nodiscard]] std::vector<double> reply_arrivals(const std::vector<double>& leaves) const {
+    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    const size_t w_count = leaves.size();
+    std::vector<double> starts(w_count);
+    if (detail == AnalyticDetail::fluid && workers * workers <= kFluidWork) {
+      const FluidNetwork f = fluid_network(w_count, 1);
+      std::vector<std::vector<FluidMessage>> replies;
+      std::vector<std::vector<FluidLoad>> links_of;
+      for (size_t w = 0; w < w_count; ++w) {
+        replies.push_back({{leaves[w], grad + kHeader, std::nullopt}});
+        links_of.push_back(f.ps_to_worker(0, w));
+      }
+      const auto got = fluid_arrivals(replies, links_of, f.capacity, f.latency, f.window);
+      for (size_t w = 0; w < w_count; ++w) starts[w] = got[w][0] + seconds_for(grad, plan.worker_pcie);
+      return starts;
+    }
+    const double reply_alone = (grad + kHeader) / links.ps_rate(1.0, 1.0);
+    const double reply_latency = links.net.latency_factor * links.worker_ps_latency();
+    double uplink = 0.0;
+    for (size_t w = 0; w < w_count; ++w) {
+      uplink = std::max(uplink, leaves[w]) + reply_alone;
+      starts[w] = uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
+    }
     return starts;
   }
 
@@ -496,7 +619,13 @@ struct Model {
     e.forward_end_s = forward;
     double start = forward;
     double head_update = 0.0;
-    if (plan.has_head()) start = head_replies(forward, head_update).back();
+    if (plan.has_head()) {
+      const std::vector<double> leaves = reply_leaves(forward, head_update);
+      const std::vector<double> starts = detail == AnalyticDetail::lower_bound
+                                             ? replies_alone(leaves)
+                                             : reply_arrivals(leaves);
+      start = *std::max_element(starts.begin(), starts.end());
+    }
     const Backward b = backward();
     double ring = 0.0;
     const double members = workers;
@@ -505,8 +634,9 @@ struct Model {
       const double negotiate = 2.0 * links.worker_message(0.0, members - 1.0);
       const double phases = 2.0 * (members - 1.0);
       const double latency = links.net.latency_factor * links.worker_worker_latency();
-      double rate = links.net.bandwidth_factor * links.net.worker_nic.bandwidth.value() /
-                    links.net.ring_cross_traffic;
+      // Each ring link carries one flow forward and the previous member's reverse load.
+    double rate = links.net.bandwidth_factor * links.net.worker_nic.bandwidth.value() /
+                    (1.0 + links.net.cross_traffic);
       rate = links.cap(rate, links.worker_worker_latency(), members);
       for (const schedule::FusionBuffer& buffer : schedule::fusion_buffers(plan)) {
         const double ready = start + b.layer_done[buffer.last_layer] + negotiate;
@@ -566,7 +696,7 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
       net.latency_factor = kTcpLatencyFactor;
       net.bandwidth_factor = kTcpBandwidthFactor;
       net.tcp_window = true;
-      net.ring_cross_traffic = kTcpCrossTraffic;
+      net.cross_traffic = kTcpCrossTraffic;
       break;
     case NetworkModelKind::ideal:
       break;
@@ -582,8 +712,7 @@ AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPla
                                AnalyticDetail detail) {
   const AnalyticNetwork net = analytic_network(scenario);
   const Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),
-                static_cast<double>(std::max<int64_t>(plan.shards, 1)),
-                detail == AnalyticDetail::fluid};
+                static_cast<double>(std::max<int64_t>(plan.shards, 1)), detail};
   AnalyticEstimate e = plan.uses_shards() ? m.shards_step() : m.ring_step();
   e.network_s = network_bound(plan, net);
   return e;

@@ -54,7 +54,7 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
                      "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                          scenario.model.name() + " has no valid cut");
   }
-  out.ranking = rank_cuts(scenario, spec);
+  out.ranking = rank_cuts(scenario, spec, static_cast<size_t>(options.top_k));
   const size_t k = std::min(out.ranking.size(), static_cast<size_t>(options.top_k));
   std::vector<std::optional<Head>> heads;
   for (size_t i = 0; i < k; ++i) heads.emplace_back(out.ranking[i].candidate.head);
@@ -144,30 +144,43 @@ std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& 
   return out;
 }
 
-std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy) {
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy,
+                                 size_t exact) {
   std::vector<RankedCut> out;
   if (scenario.model.cut_points().empty()) return out;
   const CutPlans plans(scenario, strategy);
+  std::vector<schedule::StepPlan> cut_plans;
   for (Head& head : candidate_heads(scenario.model)) {
-    const schedule::StepPlan plan = plans.plan_at(head);
+    schedule::StepPlan plan = plans.plan_at(head);
     std::string name = head_name(scenario.model, head);
     Candidate c{std::move(head),          std::move(name),         plan.boundary_bytes,
                 plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes,
                 out.size()};
-    const double t = estimate_step(scenario, plan, AnalyticDetail::closed_form).step_time_s;
-    out.push_back({std::move(c), t, std::nullopt});
+    const double bound = estimate_step(scenario, plan, AnalyticDetail::lower_bound).step_time_s;
+    out.push_back({std::move(c), bound, std::nullopt, false});
+    cut_plans.push_back(std::move(plan));
   }
-  // Fastest analytic first; ties to the earlier candidate, so the order is deterministic.
-  const auto faster = [](const RankedCut& a, const RankedCut& b) {
+  // Lowest bound first; ties to the earlier candidate, so the order is deterministic.
+  std::stable_sort(out.begin(), out.end(), [](const RankedCut& a, const RankedCut& b) {
     return a.analytic_s < b.analytic_s;
-  };
-  std::stable_sort(out.begin(), out.end(), faster);
-  // The closed forms rank every candidate; the fluid model re-estimates the best of them.
-  const size_t refined = std::min(out.size(), kFluidRefined);
-  for (size_t i = 0; i < refined; ++i) {
-    out[i].analytic_s = estimate_step(scenario, plans.plan_at(out[i].candidate.head)).step_time_s;
+  });
+  // The fluid model for candidates in that order, until no bound left is below the exact-th
+  // best estimate: no candidate left could enter the best `exact`.
+  std::vector<double> best;  // the fluid estimates so far, the best `exact` of them, sorted
+  exact = std::max<size_t>(exact, 1);
+  for (RankedCut& r : out) {
+    if (best.size() == exact && r.analytic_s >= best.back()) break;
+    r.analytic_s = estimate_step(scenario, cut_plans[r.candidate.index]).step_time_s;
+    r.estimated = true;
+    best.insert(std::upper_bound(best.begin(), best.end(), r.analytic_s), r.analytic_s);
+    if (best.size() > exact) best.pop_back();
   }
-  std::stable_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(refined), faster);
+  // Fastest first, an estimate before a bound of the same value, then the earlier candidate.
+  std::stable_sort(out.begin(), out.end(), [](const RankedCut& a, const RankedCut& b) {
+    if (a.analytic_s != b.analytic_s) return a.analytic_s < b.analytic_s;
+    if (a.estimated != b.estimated) return a.estimated;
+    return a.candidate.index < b.candidate.index;
+  });
   return out;
 }
 

@@ -229,6 +229,8 @@ PlacedStrategy read_placed(const Json& j, const std::string& path, const std::st
       rc.activation_gradient_bytes = c.integer("activation_gradient_bytes", 0, kMaxCount);
       rc.head_param_bytes = c.integer("head_param_bytes", 0, kMaxCount);
       rc.analytic_s = c.number("analytic_step_time_s", 0.0, kNoMax);
+      c.require("analytic_is_lower_bound", "true or false");
+      rc.analytic_is_lower_bound = *c.optional_boolean("analytic_is_lower_bound");
       c.require("simulated_step_time_s", "a number or null");
       c.require("gap", "a number or null");
       if (!c.get("simulated_step_time_s")->is_null()) {
@@ -303,6 +305,7 @@ Json placed_json(const PlacedStrategy& p) {
            {"activation_gradient_bytes", r.activation_gradient_bytes},
            {"head_param_bytes", r.head_param_bytes},
            {"analytic_step_time_s", r.analytic_s},
+           {"analytic_is_lower_bound", r.analytic_is_lower_bound},
            {"simulated_step_time_s", r.simulated_s ? Json(*r.simulated_s) : Json(nullptr)},
            {"gap", r.gap ? Json(*r.gap) : Json(nullptr)}});
     }
@@ -489,11 +492,16 @@ GnuplotFigure ranking_figure(const PlaceDocument& p, const PlacedStrategy& s) {
   const Scale scale = time_scale(max);
   GnuplotFigure f;
   f.enhanced = false;
-  f.data = "# rank, cut, analytic, simulated step time (" + scale.unit + "; NaN: not simulated)\n";
+  f.data = "# rank, cut, analytic estimate, analytic lower bound, simulated step time (" +
+           scale.unit + "; NaN: not estimated, only bounded, or not simulated)\n";
+  bool bounds = false;
   for (const RankedCut& c : s.ranking) {
+    const std::string analytic = number(c.analytic_s * scale.factor);
     f.data += std::to_string(c.rank) + " " + data_label(c.cut) + " " +
-              number(c.analytic_s * scale.factor) + " " +
+              (c.analytic_is_lower_bound ? "NaN" : analytic) + " " +
+              (c.analytic_is_lower_bound ? analytic : "NaN") + " " +
               (c.simulated_s ? number(*c.simulated_s * scale.factor) : "NaN") + "\n";
+    bounds = bounds || c.analytic_is_lower_bound;
   }
   f.settings = settings(p.scenario + ", " + s.label + ": step time against the cut",
                         "first layer of the head (cuts ranked by the analytic model)",
@@ -501,9 +509,11 @@ GnuplotFigure ranking_figure(const PlaceDocument& p, const PlacedStrategy& s) {
                "set xtics rotate by -60 nomirror\nset key top left\nset yrange [0:*]\nset offsets "
                "0.5, 0.5, 0, 0\n";
   f.plot = "data using 1:3:" + cut_tics(s.ranking.size()) +
-           " with linespoints pt 7 ps 0.6 lc rgb \"" + colour(0) +
-           "\" title \"analytic\", '' using 1:4 with points pt 9 ps 1.6 lc rgb \"" + colour(1) +
-           "\" title \"simulated\"";
+           " with points pt 7 ps 0.6 lc rgb \"" + colour(0) + "\" title \"analytic\", " +
+           (bounds ? "'' using 1:4 with points pt 6 ps 0.6 lc rgb \"" + colour(0) +
+                         "\" title \"analytic lower bound (estimate skipped)\", "
+                   : std::string()) +
+           "'' using 1:5 with points pt 9 ps 1.6 lc rgb \"" + colour(1) + "\" title \"simulated\"";
   f.width_px = bars_width(s.ranking.size() * 2);
   return f;
 }

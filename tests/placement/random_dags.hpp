@@ -33,7 +33,10 @@ inline std::string random_dag_layers(uint64_t seed, size_t layers) {
   SplitMix rng(seed);
   std::vector<std::string> entries;
   std::vector<bool> read;
-  const auto name = [](size_t i) { return "l" + std::to_string(i); };
+  const auto name = [](size_t i) {
+    std::string out = "l";  // appended, not "l" + ...: GCC 12 warns wrongly (-Wrestrict) on that
+    return out += std::to_string(i);
+  };
   const auto quoted = [](const std::string& s) { return "\"" + s + "\""; };
   const size_t body = layers - 2;  // before the join and the loss
   for (size_t i = 0; i < body; ++i) {

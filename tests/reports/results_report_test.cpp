@@ -58,6 +58,7 @@ Json place_document() {
                    {"activation_gradient_bytes", 1024},
                    {"head_param_bytes", 4096},
                    {"analytic_step_time_s", 0.5},
+                   {"analytic_is_lower_bound", false},
                    {"simulated_step_time_s", 0.52},
                    {"gap", 0.04}},
                   {{"rank", 2},
@@ -66,6 +67,7 @@ Json place_document() {
                    {"activation_gradient_bytes", 2048},
                    {"head_param_bytes", 8192},
                    {"analytic_step_time_s", 0.6},
+                   {"analytic_is_lower_bound", true},
                    {"simulated_step_time_s", nullptr},
                    {"gap", nullptr}}};
   Json ralp = {{"label", "ralp"},   {"strategy", "ralp"},          {"searched", true},
@@ -142,6 +144,7 @@ TEST(ResultsReport, SweepAndPlaceReadBackAsWritten) {
   ASSERT_EQ(p.kind, ResultKind::place);
   ASSERT_EQ(p.placement.strategies.at(0).ranking.size(), 2u);
   EXPECT_FALSE(p.placement.strategies[0].ranking[1].simulated_s);
+  EXPECT_TRUE(p.placement.strategies[0].ranking[1].analytic_is_lower_bound);
   EXPECT_EQ(to_json(p.placement), place);
 }
 

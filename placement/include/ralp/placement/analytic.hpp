@@ -3,7 +3,7 @@
 // platform's links under the network model's factors. It follows the schedule's streams (device,
 // copy, one connection per peer, ring) for one representative worker, with every worker alike,
 // and prices each transfer by its share of the busiest link it crosses; ralp's staggered replies
-// and pushes play out as fluid flows over the links. Cost: O(layers) per strategy and cut
+// and pushes play out together as fluid flows over the links. Cost: O(layers) per strategy and cut
 // (O(messages x flows in transfer) for ralp's fluid flows, O(workers x groups) past their limit),
 // independent of the event simulation. Pure: no SimGrid.
 #pragma once
@@ -26,7 +26,9 @@ struct AnalyticNetwork {
   double latency_factor = 1.0;    // tcp: SimGrid LV08's 13.01
   double bandwidth_factor = 1.0;  // tcp: 0.97
   bool tcp_window = false;        // tcp: a flow's rate is capped at gamma / (2 x route latency)
-  double ring_cross_traffic = 1.0;  // tcp: 1.05 (each flow loads its reverse route by 5%)
+  // tcp: 0.05. Each flow loads the links of its reverse route by this share of its rate (SimGrid's
+  // cross-traffic); where such a link is saturated, the flow's rate is fixed with the others there.
+  double cross_traffic = 0.0;
 };
 AnalyticNetwork analytic_network(const Scenario& scenario);
 
@@ -38,11 +40,12 @@ struct AnalyticEstimate {
   double network_s = 0.0;       // bytes of the busiest PS or worker link / its bandwidth
 };
 
-// How ralp's staggered replies and pushes are priced: by the fluid model of the links (within 2%
-// of the event simulation; its cost grows with workers squared), or by closed-form
-// approximations only (microseconds; up to 12% off for ralp, and the same as the fluid model for
-// ps and allreduce), which the cut ranking uses to pick the candidates the fluid model refines.
-enum class AnalyticDetail { fluid, closed_form };
+// How ralp's staggered replies and pushes are priced: by the fluid model of the links (the event
+// simulation's max-min sharing, cross-traffic included; its cost grows with workers squared, and
+// past 10^8 workers^2 x pushes it gives way to closed-form approximations), or as a lower bound of it (every
+// transfer at the rate it would have alone, and no PS link carrying more than its bandwidth;
+// microseconds), which lets the cut ranking skip the fluid model where it cannot change the best.
+enum class AnalyticDetail { fluid, lower_bound };
 
 // The step time of `plan` (built for `scenario` by schedule::make_step_plan).
 AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,

@@ -30,13 +30,15 @@ struct Candidate {
 // Every candidate head of the model (candidate_heads), each once, suffixes first in layer order.
 std::vector<Candidate> candidates(const Scenario& scenario, const StrategySpec& strategy);
 
-// Every candidate of a ralp or hybrid strategy with its analytic step time, fastest first (ties
-// to the earlier candidate).
+// Every candidate of a ralp or hybrid strategy ranked by the analytic model, fastest first: each
+// candidate's lower bound (AnalyticDetail::lower_bound) in microseconds, then the full estimate for
+// candidates in order of their bounds until no bound left is below the `exact`-th best estimate.
+// So the first `exact` candidates are the analytic model's best, exactly, and every other
+// candidate carries its estimate or, where it was skipped, its bound (ties to the earlier
+// candidate).
 struct RankedCut;
-// Every candidate ranked by the analytic model's closed forms, then the best kFluidRefined
-// re-estimated by its fluid model and re-ranked among themselves (analytic.hpp's AnalyticDetail).
-inline constexpr size_t kFluidRefined = 8;
-std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy);
+std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& strategy,
+                                 size_t exact = 1);
 
 // Simulates strategies: the search's only view of the event simulator, so that tests can
 // substitute a fake. Returns the mean step time in seconds of each head (nullopt for strategies
@@ -50,8 +52,9 @@ class StepEvaluator {
 
 struct RankedCut {
   Candidate candidate;
-  double analytic_s = 0.0;
+  double analytic_s = 0.0;             // the estimate, or with !estimated its lower bound
   std::optional<double> simulated_s;  // the best K
+  bool estimated = false;             // analytic_s is the estimate (else a lower bound)
   // (analytic - simulated) / simulated, where simulated.
   [[nodiscard]] std::optional<double> gap() const {
     if (!simulated_s) return std::nullopt;

@@ -52,6 +52,7 @@ struct RankedCut {
   int64_t activation_gradient_bytes = 0;
   int64_t head_param_bytes = 0;
   double analytic_s = 0.0;
+  bool analytic_is_lower_bound = false;  // the search skipped this cut's full estimate
   std::optional<double> simulated_s;
   std::optional<double> gap;
   friend bool operator==(const RankedCut&, const RankedCut&) = default;
