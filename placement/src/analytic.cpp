@@ -470,7 +470,8 @@ struct Model {
     // share the links with them) where it is affordable, else as many sharing as start within
     // one worker's push phase.
     const double fluid_work = workers * workers * static_cast<double>(b.pushes.size());
-    const bool fluid_affordable = detail == AnalyticDetail::fluid && !b.pushes.empty() && fluid_work <= kFluidWork;
+    const bool fluid_affordable =
+        detail == AnalyticDetail::fluid && !b.pushes.empty() && fluid_work <= kFluidWork;
     bool fluid = false;
     std::vector<std::vector<double>> fluid_arrival;
     const bool bound = detail == AnalyticDetail::lower_bound;

@@ -28,8 +28,8 @@ std::vector<Estimated> estimate_every_candidate(const Scenario& s, const Strateg
   std::vector<Estimated> out;
   for (const placement::Candidate& c : placement::candidates(s, spec)) {
     const schedule::StepPlan plan = plans.plan_at(c.head);
-    out.push_back({c.name, placement::estimate_step(s, plan).step_time_s,
-                   placement::estimate_step(s, plan, placement::AnalyticDetail::lower_bound).step_time_s});
+    const auto bound = placement::estimate_step(s, plan, placement::AnalyticDetail::lower_bound);
+    out.push_back({c.name, placement::estimate_step(s, plan).step_time_s, bound.step_time_s});
   }
   std::stable_sort(out.begin(), out.end(), [](const Estimated& a, const Estimated& b) {
     return a.estimate_s < b.estimate_s;
@@ -69,7 +69,8 @@ TEST(Ranking, BoundsAndTheBestKOnShippedScenarios) {
   for (const char* file : {"inception_v3-1gbe-8w-b64.json", "inception_v3-10gbe-8w-b32.json",
                            "resnet50-10gbe-8w-b64.json", "vgg16-10gbe-16w-b32.json"}) {
     SCOPED_TRACE(file);
-    const Scenario s = load_scenario(std::filesystem::path(RALP_SOURCE_DIR) / "scenarios/paper" / file);
+    const Scenario s =
+        load_scenario(std::filesystem::path(RALP_SOURCE_DIR) / "scenarios/paper" / file);
     for (const StrategySpec& spec : s.strategies) {
       if (spec.kind != StrategyKind::ralp || spec.cut) continue;
       // The shortcut skips more than half the candidates here.
@@ -87,8 +88,9 @@ TEST(Ranking, BoundsAndTheBestKOnRandomDags) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     const int64_t workers = 2 + static_cast<int64_t>(seed % 7);
     const int64_t shards = 1 + static_cast<int64_t>(seed % 3);
-    const Scenario s = testing::random_dag_scenario(seed, 6 + static_cast<size_t>(seed % 9), workers,
-                                                    strategies[seed % 2], shards);
+    const size_t layers = 6 + static_cast<size_t>(seed % 9);
+    const Scenario s =
+        testing::random_dag_scenario(seed, layers, workers, strategies[seed % 2], shards);
     skipped += expect_ranking_exact(s, s.strategies[0], 1 + seed % 4);
   }
   EXPECT_GT(skipped, 0u);

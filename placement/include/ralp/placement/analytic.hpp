@@ -42,9 +42,10 @@ struct AnalyticEstimate {
 
 // How ralp's staggered replies and pushes are priced: by the fluid model of the links (the event
 // simulation's max-min sharing, cross-traffic included; its cost grows with workers squared, and
-// past 10^8 workers^2 x pushes it gives way to closed-form approximations), or as a lower bound of it (every
-// transfer at the rate it would have alone, and no PS link carrying more than its bandwidth;
-// microseconds), which lets the cut ranking skip the fluid model where it cannot change the best.
+// past 10^8 workers^2 x pushes it gives way to closed-form approximations), or as a lower bound
+// of it (every transfer at the rate it would have alone, and no PS link carrying more than its
+// bandwidth; microseconds), which lets the cut ranking skip the fluid model where it cannot
+// change the best.
 enum class AnalyticDetail { fluid, lower_bound };
 
 // The step time of `plan` (built for `scenario` by schedule::make_step_plan).
