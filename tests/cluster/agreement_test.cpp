@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "../support/run_command.hpp"
+#include "loopback.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/schedule/schedule.hpp"
@@ -69,12 +70,8 @@ void check_agreement(const std::string& model, const std::string& cut, int ps, i
     GTEST_SKIP() << "this build has no simulator: " << sim.err;
   }
   ASSERT_EQ(sim.status, 0) << sim.err;
-  const auto real = run_command(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 200 " RALP_MPIEXEC
-      " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
-      " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1 -np " +
-      std::to_string(ps + workers) + " " + ralp_binary() + " cluster --quiet --messages " + file +
-      " --json " + measured);
+  const auto real = run_command(testing::loopback_mpirun(
+      ps + workers, "--quiet --messages " + file + " --json " + measured, 200));
   ASSERT_EQ(real.status, 0) << real.out << real.err;
 
   const Json p = parse_json_text(testing::read_file(predicted), predicted);

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "../support/run_command.hpp"
+#include "loopback.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/model_zoo.hpp"
@@ -19,6 +20,8 @@
 namespace ralp::cluster {
 namespace {
 
+using testing::relative_differences;
+using testing::result_of;
 using testing::ralp_binary;
 using testing::TempDir;
 using testing::read_floats;
@@ -38,36 +41,7 @@ std::string scenario(const std::string& name) {
 }
 
 std::string mpirun(int ranks, const std::string& args, const std::string& fault = "") {
-  std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
-  std::string forward;
-  if (!fault.empty()) {
-    env += "RALP_CLUSTER_FAULT=" + fault + " ";
-    forward = " -x RALP_CLUSTER_FAULT";
-  }
-  return env +
-         "timeout -k 5 100 " RALP_MPIEXEC
-         " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
-         " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1" +
-         forward + " -np " + std::to_string(ranks) + " " + ralp_binary() + " cluster " + args;
-}
-
-// Per parameter tensor: max |a - b| / max |a|.
-std::vector<double> relative_differences(const LayerGraph& graph, const std::vector<float>& a,
-                                         const std::vector<float>& b) {
-  std::vector<double> out;
-  size_t offset = 0;
-  for (const ParameterEntry& e : dump_layout(graph)) {
-    double difference = 0.0, scale = 0.0;
-    for (int64_t i = 0; i < e.elements; ++i) {
-      const size_t k = offset + static_cast<size_t>(i);
-      difference = std::max(difference, std::abs(double(a.at(k)) - double(b.at(k))));
-      scale = std::max(scale, std::abs(double(a.at(k))));
-    }
-    out.push_back(scale > 0.0 ? difference / scale : difference);
-    offset += static_cast<size_t>(e.elements);
-  }
-  EXPECT_EQ(offset, a.size());
-  return out;
+  return testing::loopback_mpirun(ranks, args, 100, fault);
 }
 
 std::vector<float> initial_parameters(const LayerGraph& graph, uint64_t seed) {
@@ -78,15 +52,6 @@ std::vector<float> initial_parameters(const LayerGraph& graph, uint64_t seed) {
     }
   }
   return out;
-}
-
-const Json& result_of(const Json& run, const std::string& label) {
-  for (const Json& r : run["results"]) {
-    if (r["strategy"] == label) return r;
-  }
-  ADD_FAILURE() << "no result for " << label;
-  static const Json none;
-  return none;
 }
 
 double host_bytes(const Json& result, const std::string& host, const char* direction) {

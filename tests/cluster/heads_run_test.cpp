@@ -10,13 +10,17 @@
 #include <filesystem>
 
 #include "../support/run_command.hpp"
+#include "loopback.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/json_input.hpp"
 
 namespace ralp::cluster {
 namespace {
 
+using testing::loopback_mpirun;
 using testing::ralp_binary;
+using testing::relative_differences;
+using testing::result_of;
 using testing::TempDir;
 using testing::read_floats;
 using testing::run_command;
@@ -25,25 +29,13 @@ using testing::run_command;
 // gradient sums whose order the head's order changes.
 constexpr double kTolerance = 1e-4;
 
-const Json& result_of(const Json& run, const std::string& label) {
-  for (const Json& r : run["results"]) {
-    if (r["strategy"] == label) return r;
-  }
-  ADD_FAILURE() << "no result for " << label;
-  static const Json none;
-  return none;
-}
-
 TEST(ClusterHeads, HeadsThatAreNotSuffixesGiveTheSameUpdate) {
   const TempDir dir("heads-test");
   const std::string file = std::string(RALP_TEST_DATA_DIR) + "/data/scenarios/cluster-branches.json";
   const std::string measured = (dir.path / "measured.json").string();
-  const auto real = run_command(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 100 " RALP_MPIEXEC
-      " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
-      " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1 -np 3 " +
-      ralp_binary() + " cluster --quiet " + file + " --json " + measured +
-      " --dump-parameters " + (dir.path / "params").string());
+  const auto real = run_command(loopback_mpirun(3, "--quiet " + file + " --json " + measured +
+                                                       " --dump-parameters " +
+                                                       (dir.path / "params").string()));
   ASSERT_EQ(real.status, 0) << real.out << real.err;
 
   const Scenario scenario = load_scenario(file);
@@ -54,17 +46,10 @@ TEST(ClusterHeads, HeadsThatAreNotSuffixesGiveTheSameUpdate) {
     SCOPED_TRACE(label);
     const auto other = read_floats(dir.path / "params" / (std::string(label) + ".params"));
     ASSERT_EQ(other.size(), reference.size());
-    size_t offset = 0;
-    for (const ParameterEntry& e : layout) {
-      double difference = 0.0, scale = 0.0;
-      for (int64_t i = 0; i < e.elements; ++i) {
-        const size_t k = offset + static_cast<size_t>(i);
-        difference = std::max(difference, std::abs(double(reference[k]) - double(other[k])));
-        scale = std::max(scale, std::abs(double(reference[k])));
-      }
-      EXPECT_LT(scale > 0.0 ? difference / scale : difference, kTolerance)
-          << scenario.model.layer(e.layer).name() << (e.bias ? ".bias" : ".weight");
-      offset += static_cast<size_t>(e.elements);
+    const std::vector<double> differences = relative_differences(scenario.model, reference, other);
+    for (size_t i = 0; i < layout.size(); ++i) {
+      EXPECT_LT(differences[i], kTolerance)
+          << scenario.model.layer(layout[i].layer).name() << (layout[i].bias ? ".bias" : ".weight");
     }
   }
 
