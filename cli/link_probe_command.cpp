@@ -1,6 +1,7 @@
 // `ralp link-probe`: times the link between two MPI ranks with the cluster's own transport (a
 // header-only ping-pong and bulk transfers of growing size); `ralp validate` runs it under mpirun
-// between two shaped hosts and fits the network model's factors to what it prints.
+// between two shaped hosts and fits the network model's factors, and each message's CPU cost, to
+// what it prints.
 #include <iostream>
 #include <memory>
 
@@ -16,7 +17,8 @@ void add_link_probe_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "link-probe",
       "Time the link between two MPI ranks with the cluster transport: round-trip time of "
-      "header-only messages and bulk transfers of growing size (mpirun -np 2 ralp link-probe)");
+      "header-only messages and bulk transfers of growing size, then the CPU time those "
+      "transfers take from computation on each rank's core (mpirun -np 2 ralp link-probe)");
   cmd->add_option("--json", *json, "Write the timings to FILE ('-': stdout, the default)");
   cmd->add_option("--round-trips", options->round_trips, "Header-only ping-pongs")
       ->check(CLI::Range(1, 100000))
@@ -26,9 +28,14 @@ void add_link_probe_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->add_option("--sizes", options->sizes, "Payload sizes in bytes")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->callback([&action, options, json] {
-    action = [options, json] {
+  auto no_cpu = std::make_shared<bool>(false);
+  cmd->add_flag("--no-cpu", *no_cpu,
+                "Skip the second series, which measures the CPU time the transfers take from a "
+                "thread computing on each rank's core");
+  cmd->callback([&action, options, json, no_cpu] {
+    action = [options, json, no_cpu] {
       check_output_path("--json", *json);
+      options->cpu = !*no_cpu;
       cluster::MpiSession session;
       try {
         const cluster::LinkProbeResult result = cluster::run_link_probe(*options);

@@ -3,7 +3,10 @@
 #include "ralp/cluster/link_probe.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <stdexcept>
+#include <thread>
 
 #include "ralp/core/json_input.hpp"
 #include "ralp/cluster/roles.hpp"
@@ -25,24 +28,118 @@ double median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+// Each transfer of the CPU series follows an idle window on each rank, as long as the size's
+// previous transfer took (within these bounds), over which the computing thread's undisturbed rate
+// is measured: this machine's speed drifts within seconds, so each transfer gets its own.
+constexpr double kMinIdleWindowS = 0.02;
+constexpr double kMaxIdleWindowS = 0.5;
+// The losses are small against that drift, so short transfers repeat beyond the options'
+// repetitions until the size's transfers took this long, up to kMaxCpuRepetitions.
+constexpr double kCpuSeriesSeconds = 1.0;
+constexpr int kMaxCpuRepetitions = 25;
+
 // One exchange: rank 0 posts `payload` (may be empty) and waits for the reply; rank 1 receives it
-// and replies with a header only. Returns rank 0's elapsed time.
-double exchange(Transport& t, std::vector<char>& payload, int64_t item) {
+// and replies with a header only. Returns the elapsed time on this rank: on rank 0 from posting
+// to the reply's arrival, on rank 1 from posting the receive to the reply's departure.
+double exchange(Transport& t, std::vector<char>& payload, int64_t item,
+                const Transport::Pause& pause = {}) {
   std::vector<Piece> pieces;
   if (!payload.empty()) pieces.push_back({payload.data(), payload.size()});
+  const double start = monotonic_seconds();
   if (t.rank() == 0) {
-    const double start = monotonic_seconds();
     const Transport::Handle reply = t.receive(1, kReply, -1, {});
     const Transport::Handle out = t.send(1, kForward, -1, item, pieces);
-    t.wait(out);
-    t.wait(reply);
+    t.wait(out, 0.0, pause);
+    t.wait(reply, 0.0, pause);
     return monotonic_seconds() - start;
   }
   const Transport::Handle in = t.receive(0, kForward, -1, pieces);
-  t.wait(in);
+  t.wait(in, 0.0, pause);
   const Transport::Handle reply = t.send(0, kReply, -1, item, {});
-  t.wait(reply);
-  return 0.0;
+  t.wait(reply, 0.0, pause);
+  return monotonic_seconds() - start;
+}
+
+// A thread that computes without pause on the rank's core (it inherits the rank's binding) and
+// counts its rounds: the rounds it misses while a transfer runs are the CPU time the transfer
+// took from computation there.
+class Spinner {
+ public:
+  Spinner() : thread_([this] { spin(); }) {}
+  ~Spinner() {
+    stop_.store(true, std::memory_order_relaxed);
+    thread_.join();
+  }
+  Spinner(const Spinner&) = delete;
+  Spinner& operator=(const Spinner&) = delete;
+
+  [[nodiscard]] uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
+
+ private:
+  void spin() {
+    constexpr int kStepsPerRound = 4096;
+    double x = 1.0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      for (int i = 0; i < kStepsPerRound; ++i) x = x * 0.999999 + 1e-6;
+      sink_ = x;
+      rounds_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> rounds_{0};
+  volatile double sink_ = 0.0;
+  std::thread thread_;
+};
+
+// Rank 0's `more` agreed by both ranks: a header-only message from rank 0 to rank 1 whose item
+// says whether another repetition follows.
+bool continue_series(Transport& t, bool more) {
+  if (t.rank() == 0) {
+    t.wait(t.send(1, kForward, -1, more ? 1 : 0, {}));
+    return more;
+  }
+  const Transport::Handle h = t.receive(0, kForward, -1, {});
+  t.wait_until([&] { return t.done(h); });
+  const bool go = t.header(h).item != 0;
+  t.release(h);
+  return go;
+}
+
+// The CPU series: for each size, the computation time this rank's spinner lost per transfer.
+std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
+  const Transport::Pause computing = [](int round) {
+    std::this_thread::sleep_for(Transport::backoff(round, true));
+  };
+  Spinner spinner;
+  std::vector<double> lost;
+  for (const int64_t bytes : options.sizes) {
+    std::vector<char> payload(static_cast<size_t>(bytes), 1);
+    double previous = exchange(t, payload, -1, computing);
+    // Rank 0 decides how many repetitions, and tells rank 1 in each exchange's item (-1: stop).
+    std::vector<double> times;
+    double spent = 0.0;
+    for (int i = 0;; ++i) {
+      const bool more = i < options.repetitions ||
+                        (spent < kCpuSeriesSeconds && i < kMaxCpuRepetitions);
+      if (!continue_series(t, more)) break;
+      const double idle_start = monotonic_seconds();
+      const uint64_t idle_rounds = spinner.rounds();
+      std::this_thread::sleep_for(std::chrono::duration<double>(
+          std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS)));
+      const double rate = static_cast<double>(spinner.rounds() - idle_rounds) /
+                          (monotonic_seconds() - idle_start);
+      const uint64_t before = spinner.rounds();
+      const double elapsed = exchange(t, payload, i, computing);
+      const double computed =
+          rate > 0.0 ? static_cast<double>(spinner.rounds() - before) / rate : elapsed;
+      times.push_back(elapsed - computed);
+      previous = elapsed;
+      spent += elapsed;
+    }
+    lost.push_back(median(times));
+  }
+  return lost;
 }
 
 }  // namespace
@@ -72,6 +169,20 @@ LinkProbeResult run_link_probe(const LinkProbeOptions& options) {
     for (int i = 0; i < options.repetitions; ++i) times.push_back(exchange(transport, payload, i));
     if (transport.rank() == 0) result.transfers.push_back({bytes, median(times)});
   }
+  if (!options.cpu) return result;
+  std::vector<double> lost = cpu_series(transport, options);
+  // Rank 1 sends its losses to rank 0, which reports both.
+  const Piece piece{lost.data(), lost.size() * sizeof(double)};
+  if (transport.rank() == 1) {
+    transport.wait(transport.send(0, kReply, -1, 0, {piece}));
+    return result;
+  }
+  std::vector<double> receiver(lost.size());
+  transport.wait(
+      transport.receive(1, kReply, -1, {{receiver.data(), receiver.size() * sizeof(double)}}));
+  for (size_t i = 0; i < options.sizes.size(); ++i) {
+    result.cpu.push_back({options.sizes[i], lost[i], receiver[i]});
+  }
   return result;
 }
 
@@ -80,9 +191,16 @@ std::string link_probe_to_json(const LinkProbeResult& result) {
   for (const auto& p : result.transfers) {
     transfers.push_back({{"bytes", p.bytes}, {"seconds", p.seconds}});
   }
-  const Json doc = {{"rtt_median_s", result.rtt_median_s},
-                    {"rtt_min_s", result.rtt_min_s},
-                    {"transfers", transfers}};
+  Json doc = {{"rtt_median_s", result.rtt_median_s},
+              {"rtt_min_s", result.rtt_min_s},
+              {"transfers", transfers}};
+  if (!result.cpu.empty()) {
+    Json cpu = Json::array();
+    for (const auto& p : result.cpu) {
+      cpu.push_back({{"bytes", p.bytes}, {"sender_s", p.sender_s}, {"receiver_s", p.receiver_s}});
+    }
+    doc["cpu"] = cpu;
+  }
   return doc.dump(2) + "\n";
 }
 

@@ -60,11 +60,6 @@ const char* fault_phase(const Op& op) {
   }
 }
 
-// The longest pause between checks for messages while the compute thread runs, and while it
-// waits too: a rank that only waits still shares its core with others on a shared machine.
-constexpr auto kComputingPoll = std::chrono::microseconds(400);
-constexpr auto kIdlePoll = std::chrono::microseconds(200);
-
 }  // namespace
 
 struct StepExecutor::State {
@@ -167,14 +162,13 @@ void StepExecutor::run() {
     }
   });
   // Between checks for messages, the MPI thread sleeps until the compute thread finishes an
-  // operation or the pause ends. Pauses double from kPollInterval up to kComputingPoll while the
-  // compute thread runs, and up to kIdlePoll while it waits: every wake-up of the MPI thread takes
-  // CPU time from computation on the same core (polling every 50 us made the kernels 30% slower
-  // on one core), while a message that arrives is noticed at most one pause late.
+  // operation or the pause ends (Transport::backoff: longer pauses while the compute thread runs
+  // than while it waits): every wake-up of the MPI thread takes CPU time from computation on the
+  // same core (polling every 50 us made the kernels 30% slower on one core), while a message that
+  // arrives is noticed at most one pause late.
   const Transport::Pause pause = [&state](int round) {
     std::unique_lock lock(state.mutex);
-    const auto interval = std::min(Transport::kPollInterval * (int64_t{1} << std::min(round, 8)),
-                                   state.computing ? kComputingPoll : kIdlePoll);
+    const auto interval = Transport::backoff(round, state.computing);
     state.news.wait_for(lock, interval,
                         [&state] { return !state.device_done.empty() || state.error; });
   };

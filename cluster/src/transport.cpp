@@ -312,8 +312,14 @@ void Transport::wait_until(const std::function<bool()>& ready, double timeout_s,
   }
 }
 
-void Transport::wait(Handle h, double timeout_s) {
-  wait_until([&] { return done(h); }, timeout_s);
+std::chrono::microseconds Transport::backoff(int round, bool computing) {
+  constexpr int kMaxDoublings = 8;
+  return std::min(kPollInterval * (int64_t{1} << std::clamp(round, 0, kMaxDoublings)),
+                  std::chrono::microseconds(computing ? kComputingPoll : kIdlePoll));
+}
+
+void Transport::wait(Handle h, double timeout_s, const Pause& pause) {
+  wait_until([&] { return done(h); }, timeout_s, pause);
   release(h);
 }
 

@@ -122,13 +122,20 @@ class Transport {
   // finishes an operation, and pauses longer while that thread computes.
   using Pause = std::function<void(int round)>;
   static constexpr std::chrono::microseconds kPollInterval{50};
+  // The longest pause between checks while the rank's compute thread runs, and while it only
+  // waits (a rank that only waits still shares its core with others on a shared machine).
+  static constexpr std::chrono::microseconds kComputingPoll{400};
+  static constexpr std::chrono::microseconds kIdlePoll{200};
+  // The `round`-th pause of a rank that computes meanwhile or not: from kPollInterval, doubling
+  // up to kComputingPoll or kIdlePoll.
+  static std::chrono::microseconds backoff(int round, bool computing);
 
   // Waits, driving progress(), until `ready()` is true; `ready` only looks (the work it unblocks
   // is done after the wait). Throws ClusterFailure naming the ranks of the outstanding messages
   // when nothing made `ready()` true within the timeout (`timeout_s` overrides it).
   void wait_until(const std::function<bool()>& ready, double timeout_s = 0.0,
                   const Pause& pause = {});
-  void wait(Handle h, double timeout_s = 0.0);  // then release it
+  void wait(Handle h, double timeout_s = 0.0, const Pause& pause = {});  // then release it
   void wait_all(std::vector<Handle>& hs, double timeout_s = 0.0);  // then release, clear hs
 
   // A failure at this rank, for errors found outside the transport.

@@ -301,6 +301,26 @@ TEST(ClusterInput, BadScenarioStopsEveryRank) {
   EXPECT_EQ(count, 3u) << result.err;
 }
 
+TEST(LinkProbe, TimesEachSizeAndMeasuresTheCpuItTakes) {
+  // Two ranks on loopback: the timed series and the CPU series each have one entry per size,
+  // and --no-cpu leaves the CPU series out. How much CPU a transfer takes is this machine's;
+  // only that each loss is finite is asserted.
+  const std::string probe = "link-probe --round-trips 5 --repetitions 2 --sizes 65536 1048576";
+  const auto result = run_command(testing::loopback_mpirun_ralp(2, probe, 100));
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  const Json j = Json::parse(result.out);
+  ASSERT_EQ(j.at("transfers").size(), 2U);
+  ASSERT_EQ(j.at("cpu").size(), 2U);
+  for (const Json& c : j.at("cpu")) {
+    EXPECT_TRUE(std::isfinite(c.at("sender_s").get<double>())) << c;
+    EXPECT_TRUE(std::isfinite(c.at("receiver_s").get<double>())) << c;
+  }
+  EXPECT_EQ(j.at("cpu")[1].at("bytes"), 1048576);
+  const auto without = run_command(testing::loopback_mpirun_ralp(2, probe + " --no-cpu", 100));
+  ASSERT_EQ(without.status, 0) << without.err;
+  EXPECT_FALSE(Json::parse(without.out).contains("cpu"));
+}
+
 TEST(ClusterInput, WithoutMpirunOneRankIsTooFew) {
   const auto result =
       run_command(ralp_binary() + " cluster " + scenario("cluster-cifar-alexnet.json"));

@@ -15,10 +15,10 @@
 
 namespace ralp::testing {
 
-// `ralp cluster ARGS` on `ranks` ranks over loopback TCP, as root, killed after `timeout_s`;
-// `fault` (RALP_CLUSTER_FAULT) is passed to every rank when given.
-inline std::string loopback_mpirun(int ranks, const std::string& args, int timeout_s = 100,
-                                   const std::string& fault = "") {
+// `ralp COMMAND` (a subcommand and its arguments) on `ranks` ranks over loopback TCP, as root,
+// killed after `timeout_s`; `fault` (RALP_CLUSTER_FAULT) is passed to every rank when given.
+inline std::string loopback_mpirun_ralp(int ranks, const std::string& command, int timeout_s,
+                                        const std::string& fault = "") {
   std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
   std::string forward;
   if (!fault.empty()) {
@@ -28,8 +28,13 @@ inline std::string loopback_mpirun(int ranks, const std::string& args, int timeo
   return env + "timeout -k 5 " + std::to_string(timeout_s) + " " RALP_MPIEXEC
          " --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo"
          " --mca oob_tcp_if_include lo --mca mpi_yield_when_idle 1" +
-         forward + " -np " + std::to_string(ranks) + " " + ralp_binary() +
-         " cluster " + args;
+         forward + " -np " + std::to_string(ranks) + " " + ralp_binary() + " " + command;
+}
+
+// `ralp cluster ARGS` as above.
+inline std::string loopback_mpirun(int ranks, const std::string& args, int timeout_s = 100,
+                                   const std::string& fault = "") {
+  return loopback_mpirun_ralp(ranks, "cluster " + args, timeout_s, fault);
 }
 
 // The result of the strategy labelled `label` in a run's JSON (a test failure when absent).

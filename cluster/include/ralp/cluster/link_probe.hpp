@@ -1,6 +1,8 @@
 // Link calibration with the cluster's own transport: a ping-pong round trip and bulk transfers of
 // growing size between rank 0 and rank 1, timed on rank 0, from which the network model's factors
-// are fitted (validate/link_fit).
+// are fitted (validate/link_fit); then the same transfers again while a thread computes on each
+// rank, to measure the CPU time that moving the bytes takes from computation on the sender's and
+// the receiver's core (the MPI thread's copies and the kernel's network stack).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@ struct LinkProbeOptions {
   int round_trips = 200;  // header-only ping-pongs for the round-trip time
   int repetitions = 5;    // transfers per size; the median is kept
   double timeout_s = 60;  // a silent peer fails the probe after this long
+  bool cpu = true;        // also measure the CPU time transfers take (LinkProbeResult::cpu)
 };
 
 // One size's transfers: rank 0 sends `bytes` of payload to rank 1, which answers with a
@@ -26,10 +29,23 @@ struct LinkProbePoint {
   friend bool operator==(const LinkProbePoint&, const LinkProbePoint&) = default;
 };
 
+// One size's CPU cost: while each rank runs a thread that computes without pause on the rank's
+// core, and waits for messages the way a rank does while it computes (Transport::backoff), rank 0
+// sends `bytes` as above. `sender_s` and `receiver_s` are the medians over the repetitions of the
+// computation time each rank's thread lost during one transfer, against its rate while the rank
+// was idle just before.
+struct LinkProbeCpuPoint {
+  int64_t bytes = 0;
+  double sender_s = 0.0;
+  double receiver_s = 0.0;
+  friend bool operator==(const LinkProbeCpuPoint&, const LinkProbeCpuPoint&) = default;
+};
+
 struct LinkProbeResult {
   double rtt_median_s = 0.0;  // header-only round trip, median
   double rtt_min_s = 0.0;
   std::vector<LinkProbePoint> transfers;
+  std::vector<LinkProbeCpuPoint> cpu;  // empty when not measured
   friend bool operator==(const LinkProbeResult&, const LinkProbeResult&) = default;
 };
 
@@ -38,8 +54,8 @@ struct LinkProbeResult {
 // and ClusterFailure when the peer stops answering.
 LinkProbeResult run_link_probe(const LinkProbeOptions& options);
 
-// {"rtt_median_s", "rtt_min_s", "transfers": [{"bytes", "seconds"}]}, as `ralp link-probe
-// --json` writes it.
+// {"rtt_median_s", "rtt_min_s", "transfers": [{"bytes", "seconds"}], "cpu": [{"bytes",
+// "sender_s", "receiver_s"}]}, as `ralp link-probe --json` writes it ("cpu" only when measured).
 std::string link_probe_to_json(const LinkProbeResult& result);
 
 }  // namespace ralp::cluster
