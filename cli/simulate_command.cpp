@@ -104,6 +104,14 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
     }
     std::cout << names << " share one device (cluster.shared_devices)\n";
   }
+  if (scenario.message_cpu.charged()) {
+    constexpr double kNsPerSecond = 1e9;
+    std::cout << "messages cost CPU time on CPU hosts: "
+              << fixed(scenario.message_cpu.send_s_per_byte * kNsPerSecond, 3)
+              << " ns per byte sent, "
+              << fixed(scenario.message_cpu.receive_s_per_byte * kNsPerSecond, 3)
+              << " ns per byte received (cluster.message_cpu)\n";
+  }
   TextTable table({{"strategy", TextTable::Align::left},
                    {"cut", TextTable::Align::left},
                    {"step time"},

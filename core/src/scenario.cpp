@@ -422,6 +422,22 @@ std::vector<int64_t> read_shared_devices(ObjectReader& c, int64_t hosts) {
   return out;
 }
 
+// cluster.message_cpu: {"send_ns_per_byte", "receive_ns_per_byte"}, each optional.
+MessageCpuSpec read_message_cpu(ObjectReader& c) {
+  constexpr double kMaxNsPerByte = 1e6;
+  constexpr double kSecondsPerNs = 1e-9;
+  MessageCpuSpec spec;
+  const Json* value = c.get("message_cpu");
+  if (value == nullptr) return spec;
+  ObjectReader m(*value, c.path_of("message_cpu"), c.file());
+  spec.send_s_per_byte =
+      m.optional_number("send_ns_per_byte", 0.0, kMaxNsPerByte).value_or(0.0) * kSecondsPerNs;
+  spec.receive_s_per_byte =
+      m.optional_number("receive_ns_per_byte", 0.0, kMaxNsPerByte).value_or(0.0) * kSecondsPerNs;
+  m.finish();
+  return spec;
+}
+
 void check_roles(const Scenario& s, const std::string& file) {
   if (s.platform.kind != PlatformKind::file || s.platform.roles.empty()) return;
   for (const auto& [role, host] : s.platform.roles) {
@@ -552,6 +568,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
         read_platform(c, base_dir, scenario.workers + scenario.parameter_servers);
     scenario.shared_devices =
         read_shared_devices(c, scenario.workers + scenario.parameter_servers);
+    scenario.message_cpu = read_message_cpu(c);
     c.finish();
   }
   scenario.network_model = read_network_model(r);
@@ -705,6 +722,12 @@ Json scenario_to_json(const Scenario& s) {
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
+  if (s.message_cpu.charged()) {
+    constexpr double kNsPerSecond = 1e9;
+    out["cluster"]["message_cpu"] = {
+        {"send_ns_per_byte", s.message_cpu.send_s_per_byte * kNsPerSecond},
+        {"receive_ns_per_byte", s.message_cpu.receive_s_per_byte * kNsPerSecond}};
+  }
   return out;
 }
 

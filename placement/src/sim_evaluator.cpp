@@ -58,6 +58,11 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "describes hosts that share devices, which only the event simulation "
                      "models; expected no shared_devices with --fidelity analytic");
   }
+  if (scenario.message_cpu.charged()) {
+    throw InputError(scenario.file, "/cluster/message_cpu",
+                     "charges messages CPU time, which only the event simulation models; "
+                     "expected no message_cpu with --fidelity analytic");
+  }
   ScenarioResult out;
   out.scenario = scenario.name;
   out.file = scenario.file;

@@ -8,7 +8,10 @@
 //                   sharing links with the flows.
 // Streams whose times depend on what else runs are actors:
 //   device of a    executes each operation on the CPU of the shared device's first host, which
-//   shared device  SimGrid divides equally among the operations running on it at once
+//   shared device  SimGrid divides equally among the operations running on it at once; likewise
+//   or of a CPU    a CPU device where messages cost CPU time (Scenario::message_cpu): each
+//   that moves     payload message executes its sender's and its receiver's share on their
+//   messages       devices' CPUs while it flows, no faster than the idle route carries it
 // and, since their times depend on the flows they share links with,
 //   to peer P       puts each message on the connection's mailbox, waiting for delivery
 //   from peer P     gets each message from the connection's mailbox, in order
@@ -157,8 +160,13 @@ struct Model {
   bool coalesced = false;
   double latency_factor = 1.0;
   // Per host: the host whose CPU runs its device operations when it shares its device with
-  // others (Scenario::shared_devices), else -1 (its device stream is played by arithmetic).
+  // others (Scenario::shared_devices) or when its messages cost CPU time on it (a CPU device and
+  // Scenario::message_cpu), else -1 (its device stream is played by arithmetic).
   std::vector<int32_t> device_host;
+  // Per host: whether its messages cost CPU time on its device's CPU.
+  std::vector<bool> charged;
+  double send_cpu_s_per_byte = 0.0;
+  double receive_cpu_s_per_byte = 0.0;
   Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
@@ -437,6 +445,65 @@ ActivityKind activity_of(OpKind kind) {
   }
 }
 
+// The CPU time that moving a message's bytes takes on `host`'s device CPU, at `s_per_byte`; 0
+// where the host's messages cost nothing.
+double message_cpu_seconds(const Model& m, int32_t host, double s_per_byte, int64_t bytes) {
+  if (!m.charged[static_cast<size_t>(host)]) return 0.0;
+  return s_per_byte * static_cast<double>(bytes);
+}
+
+// Starts `seconds` of CPU time on `host`'s device CPU, spread over at least `spread` seconds:
+// moving bytes costs the CPU as they flow. Returns nullptr for no time.
+sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, double spread) {
+  if (seconds <= 0.0) return nullptr;
+  sg4::Host* cpu = m.world.host(m.device_host[static_cast<size_t>(host)]);
+  const double flops = seconds * cpu->get_speed();
+  sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
+  exec->set_host(cpu);
+  exec->set_bound(flops / std::max(seconds, spread));
+  exec->start();
+  return exec;
+}
+
+// Puts a payload message of `bytes` on `box` from `src` to `dst` and waits for it, with its CPU
+// time on both ends where they are charged: the flow is no faster than the busier end alone moves
+// the bytes, and the message is sent once both ends' CPU time is spent too.
+void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_t dst,
+                 int64_t bytes, double send_s_per_byte, double receive_s_per_byte) {
+  const double send_s = message_cpu_seconds(m, src, send_s_per_byte, bytes);
+  const double receive_s = message_cpu_seconds(m, dst, receive_s_per_byte, bytes);
+  if (send_s <= 0.0 && receive_s <= 0.0) {
+    box->put(payload, static_cast<uint64_t>(bytes));
+    return;
+  }
+  const double spread = m.world.idle_transfer_seconds(src, dst, bytes);
+  const sg4::ExecPtr sender = start_message_cpu(m, src, send_s, spread);
+  const sg4::ExecPtr receiver = start_message_cpu(m, dst, receive_s, spread);
+  sg4::CommPtr comm = box->put_init(payload, static_cast<uint64_t>(bytes));
+  comm->set_rate(static_cast<double>(bytes) / std::max(send_s, receive_s));
+  comm->start();
+  comm->wait();
+  if (sender) sender->wait();
+  if (receiver) receiver->wait();
+}
+
+// A member's work between ring phases (reductions, encoding): on its device's CPU where the
+// device stream executes there, shared with the computation that overlaps it; else it takes its
+// time alone.
+void ring_work(Model& m, int32_t host, double seconds) {
+  if (seconds <= 0.0) return;
+  const int32_t device = m.device_host[static_cast<size_t>(host)];
+  if (device < 0) {
+    sg4::this_actor::sleep_for(seconds);
+    return;
+  }
+  sg4::Host* cpu = m.world.host(device);
+  sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * cpu->get_speed());
+  exec->set_host(cpu);
+  exec->start();
+  exec->wait();
+}
+
 // Waits until operation `i` of the actor's stream may start: its dependencies completed, and the
 // clock at the latest of their times.
 void wait_start(Role& role, size_t stream, uint32_t i) {
@@ -467,7 +534,8 @@ void send_actor(Model& m, Role& role, size_t stream) {
     const Op& op = rs.ops[i];
     world.log_message(rs.host, k, op.message);
     const double start = sg4::Engine::get_clock();
-    box->put(const_cast<Message*>(&op.message), static_cast<uint64_t>(op.message.wire_bytes()));
+    put_message(m, box, const_cast<Message*>(&op.message), rs.host, peer,
+                op.message.wire_bytes(), m.send_cpu_s_per_byte, m.receive_cpu_s_per_byte);
     const double end = sg4::Engine::get_clock();
     world.record_transfer(rs.host, peer, op.message.wire_bytes(), k,
                           world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
@@ -534,7 +602,7 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
       world.traced(k) ? "all-reduce " + std::to_string(op.buffer) : std::string();
   const double job_start = sg4::Engine::get_clock();
   if (op.seconds > 0.0) {
-    sg4::this_actor::sleep_for(op.seconds);  // encode the buffer once
+    ring_work(m, host, op.seconds);  // encode the buffer once
     world.record_work(host, next, ActivityKind::encode, k, label, job_start,
                       sg4::Engine::get_clock());
   }
@@ -561,31 +629,46 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     sg4::this_actor::sleep_for(static_cast<double>(totals.messages - 1) * m.latency_factor *
                                route_latency);
     const double start = sg4::Engine::get_clock();
-    sg4::CommPtr send = out->put_async(&m.ring_token, static_cast<uint64_t>(wire));
+    // A member's CPU moves its outgoing and its incoming bytes at once.
+    const double cpu_s = message_cpu_seconds(
+        m, host, m.send_cpu_s_per_byte + m.receive_cpu_s_per_byte, wire);
+    const sg4::ExecPtr cpu =
+        start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
+    sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(wire));
+    if (cpu_s > 0.0) send->set_rate(static_cast<double>(wire) / cpu_s);
+    send->start();
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();
     world.record_transfer(host, next, wire, k, label, start, sg4::Engine::get_clock());
     receive->wait();
-    sg4::this_actor::sleep_for(static_cast<double>(reduced_bytes) / sum_rate.value());
+    if (cpu) cpu->wait();
+    ring_work(m, host, static_cast<double>(reduced_bytes) / sum_rate.value());
   } else {
     for (size_t phase = 0; phase < sends.size(); ++phase) {
       const double start = sg4::Engine::get_clock();
-      sg4::CommPtr send = out->put_async(const_cast<Message*>(&sends[phase]),
-                                         static_cast<uint64_t>(sends[phase].wire_bytes()));
+      const int64_t wire = sends[phase].wire_bytes();
+      const double cpu_s = message_cpu_seconds(m, host, m.send_cpu_s_per_byte, wire) +
+                           message_cpu_seconds(m, host, m.receive_cpu_s_per_byte,
+                                               receives[phase].wire_bytes());
+      const sg4::ExecPtr cpu =
+          start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
+      sg4::CommPtr send =
+          out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(wire));
+      if (cpu_s > 0.0) send->set_rate(static_cast<double>(wire) / cpu_s);
+      send->start();
       sg4::CommPtr receive = in->get_async(&payload);
       send->wait();
-      world.record_transfer(host, next, sends[phase].wire_bytes(), k, label, start,
-                            sg4::Engine::get_clock());
+      world.record_transfer(host, next, wire, k, label, start, sg4::Engine::get_clock());
       receive->wait();
+      if (cpu) cpu->wait();
       if (phase + 1 < static_cast<size_t>(n)) {
-        sg4::this_actor::sleep_for(static_cast<double>(receives[phase].payload_bytes) /
-                                   sum_rate.value());
+        ring_work(m, host, static_cast<double>(receives[phase].payload_bytes) / sum_rate.value());
       }
     }
   }
   if (op.seconds > 0.0) {
     const double start = sg4::Engine::get_clock();
-    sg4::this_actor::sleep_for(op.seconds);  // and decode it once
+    ring_work(m, host, op.seconds);  // and decode it once
     world.record_work(host, next, ActivityKind::encode, k, label, start, sg4::Engine::get_clock());
   }
   world.record_busy(host, k, job_start, sg4::Engine::get_clock(), false);
@@ -642,7 +725,21 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
   const auto hosts = static_cast<size_t>(schedule.parameter_servers + schedule.workers);
   m.device_host.assign(hosts, -1);
   for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
-    for (const int64_t h : group) m.device_host[static_cast<size_t>(h)] = static_cast<int32_t>(group.front());
+    for (const int64_t h : group) {
+      m.device_host[static_cast<size_t>(h)] = static_cast<int32_t>(group.front());
+    }
+  }
+  // Hosts whose messages cost CPU time compute on their CPU as actors, so that both share it.
+  m.send_cpu_s_per_byte = scenario.message_cpu.send_s_per_byte;
+  m.receive_cpu_s_per_byte = scenario.message_cpu.receive_s_per_byte;
+  m.charged.assign(hosts, false);
+  for (size_t h = 0; h < hosts; ++h) {
+    const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers
+                                      ? scenario.ps_device
+                                      : scenario.worker_device;
+    if (!scenario.message_cpu.charged() || device.kind != DeviceKind::cpu) continue;
+    m.charged[h] = true;
+    if (m.device_host[h] < 0) m.device_host[h] = static_cast<int32_t>(h);
   }
   // Connections that carry only headers.
   std::map<std::pair<int32_t, int32_t>, bool> header_only;

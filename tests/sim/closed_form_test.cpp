@@ -252,5 +252,70 @@ TEST(ClosedForm, AHeadSharingAWorkersDeviceSlowsOnlyWhileBothCompute) {
       << shared.step_time_mean_s << " against " << own.step_time_mean_s;
 }
 
+// Messages that cost CPU time (cluster.message_cpu). Workers compute on a 1 GFLOP/s CPU; the PS
+// is an instant GPU, which is never charged. fc 1000 -> 1000 at batch 8: 16 MFLOP forward, and
+// 16 MFLOP for each of the weights' and the input's gradient; each layer's parameters and
+// gradient are 4 MB, plus a 24-byte header per message.
+const char* kGflopCpu = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
+    "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
+const char* kInstantGpu = R"({"name": "instant-gpu", "kind": "gpu", "peak_flops": 1e30,
+    "memory_bandwidth": 1e30})";
+constexpr double kLayerMessageBytes = 4e6 + 24;
+
+double charged_step(const std::string& model, const std::string& worker_device,
+                    const std::string& bandwidth, const std::string& message_cpu) {
+  const Scenario s = scenario_from(
+      R"("model": )" + model + R"(, "batch_per_worker": 8, "pcie_copies": false,
+      "cluster": {"workers": 1, "worker_device": )" + worker_device + R"(, "ps_device": )" +
+      kInstantGpu + message_cpu + R"(, "platform": {"kind": "star", "nic_bandwidth": ")" +
+      bandwidth + R"(", "latency": 0}}, "network_model": "ideal", "strategies": ["ps"])");
+  return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {}).step_time_mean_s;
+}
+
+std::string two_fc_model() {
+  return R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
+      {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "fc2", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "loss", "type": "softmax_cross_entropy"}]})";
+}
+
+TEST(ClosedForm, AMessagesCpuTimeSharesTheCoreWithTheComputeItOverlaps) {
+  // A network too fast to matter and 1 ns per byte sent. fc2's push (4 ms of CPU) starts with
+  // fc1's backward (16 ms): the two share the core, so fc1 ends 4 ms late, and fc1's own push
+  // takes its 4 ms after it: 8 ms per step more than free messages.
+  const std::string fast = "8000000Gbps";
+  const double free = charged_step(two_fc_model(), kGflopCpu, fast, "");
+  const double charged =
+      charged_step(two_fc_model(), kGflopCpu, fast, R"(, "message_cpu": {"send_ns_per_byte": 1})");
+  EXPECT_NEAR(free, 0.080, 1e-3) << free;
+  EXPECT_LT(relative_error(charged - free, 2 * kLayerMessageBytes * 1e-9), 1e-6)
+      << charged << " against " << free;
+}
+
+TEST(ClosedForm, AMessagesCpuTimeBoundsItsTransferWhereTheLinkIsFaster) {
+  // One layer, 10 ns per byte sent and received: the worker takes 40 ms to receive the pulled
+  // parameters and 40 ms to push the gradient, on a link that would move each in no time.
+  const std::string fast = "8000000Gbps";
+  const double free = charged_step(fc_model(1000, 1000), kGflopCpu, fast, "");
+  const double charged =
+      charged_step(fc_model(1000, 1000), kGflopCpu, fast,
+                   R"(, "message_cpu": {"send_ns_per_byte": 10, "receive_ns_per_byte": 10})");
+  EXPECT_LT(relative_error(charged - free, 2 * kLayerMessageBytes * 10e-9), 1e-6)
+      << charged << " against " << free;
+}
+
+TEST(ClosedForm, AMessagesCpuTimeHidesInASlowerTransfer) {
+  // One layer on a 100 MB/s link: each 4 MB message flows for 40 ms, and its 4 ms of CPU time
+  // at each end is spread over them while nothing computes: the step is that of free messages.
+  // A GPU worker is not charged at all.
+  const std::string slow = "800Mbps";
+  const std::string both = R"(, "message_cpu": {"send_ns_per_byte": 1, "receive_ns_per_byte": 1})";
+  const double free = charged_step(fc_model(1000, 1000), kGflopCpu, slow, "");
+  EXPECT_NEAR(free, 0.032 + 2 * kLayerMessageBytes / 1e8, 1e-4) << free;
+  EXPECT_LT(relative_error(charged_step(fc_model(1000, 1000), kGflopCpu, slow, both), free), 1e-9);
+  EXPECT_DOUBLE_EQ(charged_step(fc_model(1000, 1000), kInstantGpu, slow, both),
+                   charged_step(fc_model(1000, 1000), kInstantGpu, slow, ""));
+}
+
 }  // namespace
 }  // namespace ralp

@@ -106,6 +106,16 @@ struct StragglerSpec {
   friend bool operator==(const StragglerSpec&, const StragglerSpec&) = default;
 };
 
+// The CPU time that moving a message takes on its sender's and its receiver's core, per byte
+// (header included): the copies of the MPI thread and the kernel's network stack, which share the
+// core with the computation that overlaps them. Charged where a host computes on a CPU; 0: free.
+struct MessageCpuSpec {
+  double send_s_per_byte = 0.0;
+  double receive_s_per_byte = 0.0;
+  [[nodiscard]] bool charged() const { return send_s_per_byte > 0.0 || receive_s_per_byte > 0.0; }
+  friend bool operator==(const MessageCpuSpec&, const MessageCpuSpec&) = default;
+};
+
 // Settings of the real-cluster mode (ralp cluster); the simulator ignores them.
 struct TrainingSpec {
   double learning_rate = 0.01;
@@ -138,6 +148,7 @@ struct Scenario {
   // device (two ranks on one CPU core or one GPU), dividing it equally while both compute. Empty:
   // every host has its own device. The simulator models the sharing; a real run has it.
   std::vector<int64_t> shared_devices;
+  MessageCpuSpec message_cpu;  // measured by ralp validate's link probe
   NetworkModelSpec network_model;
   std::vector<StrategySpec> strategies;
   int64_t steps = 0;
