@@ -121,7 +121,9 @@ void print_table(const validate::ValidationRun& run) {
   for (const auto& l : run.links) {
     std::cout << " " << l.rate.text << ": bandwidth " << fixed(l.fit.bandwidth_factor, 4)
               << ", latency " << fixed(l.fit.latency_factor, 3) << " (link latency "
-              << fixed(l.fit.latency_s * 1e6, 1) << " us);";
+              << fixed(l.fit.latency_s * 1e6, 1) << " us), message CPU "
+              << fixed(l.fit.send_cpu_s_per_byte * 1e9, 3) << " / "
+              << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte sent / received;";
   }
   std::cout << "\n";
 }

@@ -109,6 +109,38 @@ TEST(LinkFit, ParsesTheProbeAndCountsTheHeader) {
   EXPECT_THROW(parse_link_probe(Json{{"rtt_median_s", 1e-4}}, "probe.json"), InputError);
 }
 
+TEST(LinkFit, MessageCpuIsTheSlopeOfTheCpuSeriesAndNeverNegative) {
+  // The sender loses 100 us + 0.5 ns per byte, the receiver 0.2 ns per byte; a series whose
+  // losses fall with size (noise) fits 0. Without a series both are 0.
+  LinkProbe probe{.rtt_s = 100e-6};
+  for (const double bytes : {1e5, 1e6, 4e6}) {
+    probe.transfers.push_back({bytes, 300e-6 + bytes / 1e7});
+    probe.cpu.push_back({bytes, 100e-6 + 0.5e-9 * bytes, 0.2e-9 * bytes});
+  }
+  const NetworkFit fit = fit_network(probe, 1.25e7);
+  EXPECT_NEAR(fit.send_cpu_s_per_byte, 0.5e-9, 1e-18);
+  EXPECT_NEAR(fit.receive_cpu_s_per_byte, 0.2e-9, 1e-18);
+  EXPECT_NEAR(to_json(fit).at("send_cpu_ns_per_byte").get<double>(), 0.5, 1e-9);
+  for (auto& c : probe.cpu) c.receiver_s = 1e-3 - 1e-10 * c.bytes;
+  EXPECT_EQ(fit_network(probe, 1.25e7).receive_cpu_s_per_byte, 0.0);
+  probe.cpu.clear();
+  EXPECT_EQ(fit_network(probe, 1.25e7).send_cpu_s_per_byte, 0.0);
+}
+
+TEST(LinkFit, ParsesTheCpuSeries) {
+  const Json j = {{"rtt_median_s", 1e-4},
+                  {"transfers", {{{"bytes", 1000}, {"seconds", 0.001}}}},
+                  {"cpu", {{{"bytes", 1000}, {"sender_s", 2e-4}, {"receiver_s", 1e-4}}}}};
+  const LinkProbe p = parse_link_probe(j, "probe.json");
+  ASSERT_EQ(p.cpu.size(), 1U);
+  EXPECT_DOUBLE_EQ(p.cpu[0].bytes, 1024.0);
+  EXPECT_DOUBLE_EQ(p.cpu[0].sender_s, 2e-4);
+  EXPECT_DOUBLE_EQ(p.cpu[0].receiver_s, 1e-4);
+  Json bad = j;
+  bad["cpu"][0].erase("receiver_s");
+  EXPECT_THROW(parse_link_probe(bad, "probe.json"), InputError);
+}
+
 TEST(Failures, NamesTheRankMpirunReports) {
   const std::string out =
       "--------------------------------------------------------------------------\n"

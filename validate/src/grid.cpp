@@ -186,6 +186,14 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
                          {"nic_bandwidth", point.rate.bytes_per_s()},
                          {"latency", settings.network.latency_s}};
   if (!settings.shared_devices.empty()) cluster["shared_devices"] = settings.shared_devices;
+  constexpr double kNsPerSecond = 1e9;
+  if (settings.network.send_cpu_s_per_byte > 0.0 || settings.network.receive_cpu_s_per_byte > 0.0) {
+    cluster["message_cpu"] = {
+        {"send_ns_per_byte", settings.network.send_cpu_s_per_byte * kNsPerSecond},
+        {"receive_ns_per_byte", settings.network.receive_cpu_s_per_byte * kNsPerSecond}};
+  } else {
+    cluster.erase("message_cpu");
+  }
   s["cluster"] = cluster;
   s["network_model"] = {{"latency_factor", settings.network.latency_factor},
                         {"bandwidth_factor", settings.network.bandwidth_factor}};

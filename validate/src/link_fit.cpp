@@ -9,6 +9,31 @@ namespace ralp::validate {
 namespace {
 
 constexpr int kLinksPerRoute = 2;
+constexpr double kNsPerSecond = 1e9;
+
+// y = intercept + slope x by least squares; slope 0 when x does not vary.
+struct Line {
+  double slope = 0.0;
+  double intercept = 0.0;
+};
+template <class Point, class X, class Y>
+Line fit_line(const std::vector<Point>& points, X x, Y y) {
+  if (points.empty()) return {};
+  double mean_x = 0.0, mean_y = 0.0;
+  for (const auto& p : points) {
+    mean_x += x(p);
+    mean_y += y(p);
+  }
+  mean_x /= static_cast<double>(points.size());
+  mean_y /= static_cast<double>(points.size());
+  double sxx = 0.0, sxy = 0.0;
+  for (const auto& p : points) {
+    sxx += (x(p) - mean_x) * (x(p) - mean_x);
+    sxy += (x(p) - mean_x) * (y(p) - mean_y);
+  }
+  const double slope = sxx > 0.0 ? sxy / sxx : 0.0;
+  return {slope, mean_y - slope * mean_x};
+}
 
 }  // namespace
 
@@ -30,29 +55,29 @@ LinkProbe parse_link_probe(const Json& json, const std::string& label) {
     probe.transfers.push_back(
         {number(t, "bytes", path) + kTransportHeaderBytes, number(t, "seconds", path)});
   }
+  if (json.contains("cpu")) {
+    if (!json.at("cpu").is_array()) throw InputError(label, "/cpu", "expected an array");
+    i = 0;
+    for (const Json& c : json.at("cpu")) {
+      const std::string path = "/cpu/" + std::to_string(i++);
+      probe.cpu.push_back({number(c, "bytes", path) + kTransportHeaderBytes,
+                           number(c, "sender_s", path), number(c, "receiver_s", path)});
+    }
+  }
   return probe;
 }
 
 NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s) {
   const auto& t = probe.transfers;
   if (t.size() < 2) throw std::runtime_error("a link fit needs transfers of at least two sizes");
-  double mean_x = 0.0, mean_y = 0.0;
-  for (const auto& p : t) {
-    mean_x += p.bytes;
-    mean_y += p.seconds;
-  }
-  mean_x /= static_cast<double>(t.size());
-  mean_y /= static_cast<double>(t.size());
-  double sxx = 0.0, sxy = 0.0;
-  for (const auto& p : t) {
-    sxx += (p.bytes - mean_x) * (p.bytes - mean_x);
-    sxy += (p.bytes - mean_x) * (p.seconds - mean_y);
-  }
-  if (sxx <= 0.0 || sxy <= 0.0) {
+  const Line line = fit_line(
+      t, [](const ProbeTransfer& p) { return p.bytes; },
+      [](const ProbeTransfer& p) { return p.seconds; });
+  const double slope = line.slope;  // seconds per byte
+  const double intercept = line.intercept;
+  if (slope <= 0.0) {
     throw std::runtime_error("the link probe's times do not grow with size: no goodput to fit");
   }
-  const double slope = sxy / sxx;  // seconds per byte
-  const double intercept = mean_y - slope * mean_x;
   NetworkFit fit;
   fit.rate_bytes_per_s = rate_bytes_per_s;
   fit.rtt_s = probe.rtt_s;
@@ -67,6 +92,11 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s) {
     const double fitted = intercept + slope * p.bytes;
     fit.residual_max = std::max(fit.residual_max, std::abs(p.seconds - fitted) / p.seconds);
   }
+  const auto bytes = [](const ProbeCpu& p) { return p.bytes; };
+  fit.send_cpu_s_per_byte = std::max(
+      0.0, fit_line(probe.cpu, bytes, [](const ProbeCpu& p) { return p.sender_s; }).slope);
+  fit.receive_cpu_s_per_byte = std::max(
+      0.0, fit_line(probe.cpu, bytes, [](const ProbeCpu& p) { return p.receiver_s; }).slope);
   return fit;
 }
 
@@ -78,7 +108,9 @@ Json to_json(const NetworkFit& fit) {
           {"fixed_cost_s", fit.fixed_cost_s},
           {"bandwidth_factor", fit.bandwidth_factor},
           {"latency_factor", fit.latency_factor},
-          {"residual_max", fit.residual_max}};
+          {"residual_max", fit.residual_max},
+          {"send_cpu_ns_per_byte", fit.send_cpu_s_per_byte * kNsPerSecond},
+          {"receive_cpu_ns_per_byte", fit.receive_cpu_s_per_byte * kNsPerSecond}};
 }
 
 }  // namespace ralp::validate

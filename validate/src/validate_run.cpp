@@ -309,14 +309,19 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   const fs::path folder = o_.out / ("link-" + rate.text);
   fs::create_directories(folder);
   const fs::path json = fs::absolute(folder / "probe.json");
-  std::vector<std::string> argv = hosts_->mpirun(2, {std::nullopt, std::nullopt}, folder);
+  // Ranks pinned as a 2-node point's are, so that each rank's computing thread in the probe's CPU
+  // series shares its core with the rank's messages, as a worker's kernels do.
+  const auto pins = o_.hostfile ? std::vector<std::optional<int>>(2)
+                                : pin_ranks(layout_of(Shape::two_node, "ps"), cores_);
+  std::vector<std::string> argv = hosts_->mpirun(2, pins, folder);
   argv.insert(argv.end(), {o_.ralp.string(), "link-probe", "--json", json.string(),
                            "--round-trips", std::to_string(kProbeRoundTrips), "--repetitions",
                            std::to_string(kProbeRepetitions), "--sizes"});
   double expected = 0.0;
   for (const int64_t s : probe_sizes(rate)) {
     argv.push_back(std::to_string(s));
-    expected += (kProbeRepetitions + 1) * static_cast<double>(s) / rate.bytes_per_s();
+    // Twice: the timed series, and the series with a thread computing on each rank's core.
+    expected += 2 * (kProbeRepetitions + 1) * static_cast<double>(s) / rate.bytes_per_s();
   }
   const ProcessResult r =
       run_process(argv, {.timeout_s = kSlackS + kSlackFactor * expected, .env = kMpiEnv});
@@ -344,7 +349,9 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   }
   say("ralp validate: link at " + rate.text + ": rtt " + fixed(fit.rtt_s * 1e6, 1) +
       " us, goodput " + fixed(fit.goodput_bytes_per_s * 8e-6, 1) + " Mbit/s (bandwidth_factor " +
-      fixed(fit.bandwidth_factor, 4) + ", latency_factor " + fixed(fit.latency_factor, 3) + ")");
+      fixed(fit.bandwidth_factor, 4) + ", latency_factor " + fixed(fit.latency_factor, 3) +
+      "); message CPU " + fixed(fit.send_cpu_s_per_byte * 1e9, 3) + " ns per byte sent, " +
+      fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received");
   return fit;
 }
 

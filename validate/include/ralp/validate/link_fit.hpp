@@ -16,9 +16,17 @@ struct ProbeTransfer {
   double bytes = 0.0;  // payload plus the transport's header
   double seconds = 0.0;
 };
+// For one payload size, the computation time a transfer took from a thread computing on the
+// sender's and on the receiver's core (medians).
+struct ProbeCpu {
+  double bytes = 0.0;  // payload plus the transport's header
+  double sender_s = 0.0;
+  double receiver_s = 0.0;
+};
 struct LinkProbe {
   double rtt_s = 0.0;  // header-only round trip, median
   std::vector<ProbeTransfer> transfers;
+  std::vector<ProbeCpu> cpu;  // empty when the probe did not measure it
 };
 
 // Bytes of the cluster transport's header in front of every payload.
@@ -36,6 +44,9 @@ LinkProbe parse_link_probe(const Json& json, const std::string& label);
 // rendezvous included), but never less than rtt / 2, the one-way time of a header-only message.
 // With L = rtt / 2 written into the scenario:
 //   bandwidth_factor = g / B,   latency_factor = max(a - rtt/2, rtt/2) / (2 L)  (>= 0.5).
+// The CPU time a transfer takes from computation on each end is c + S x s by least squares over
+// the sizes (the probe's cpu series): s, at least 0, is the scenario's message_cpu per byte sent
+// (the sender's) and received (the receiver's). Without a cpu series both are 0.
 struct NetworkFit {
   double rate_bytes_per_s = 0.0;  // B
   double rtt_s = 0.0;
@@ -45,6 +56,8 @@ struct NetworkFit {
   double bandwidth_factor = 0.0;
   double latency_factor = 0.0;
   double residual_max = 0.0;      // largest |measured - fitted| / measured over the sizes
+  double send_cpu_s_per_byte = 0.0;
+  double receive_cpu_s_per_byte = 0.0;
 };
 
 // Throws std::runtime_error when the probe has fewer than two sizes or the fit is not physical
@@ -52,7 +65,8 @@ struct NetworkFit {
 NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s);
 
 // {"rate_bytes_per_s", "rtt_s", "latency_s", "goodput_bytes_per_s", "fixed_cost_s",
-//  "bandwidth_factor", "latency_factor", "residual_max"}
+//  "bandwidth_factor", "latency_factor", "residual_max", "send_cpu_ns_per_byte",
+//  "receive_cpu_ns_per_byte"}
 Json to_json(const NetworkFit& fit);
 
 }  // namespace ralp::validate
