@@ -452,26 +452,30 @@ double message_cpu_seconds(const Model& m, int32_t host, double s_per_byte, int6
   return s_per_byte * static_cast<double>(bytes);
 }
 
+// Starts `seconds` (alone) of execution on `cpu`, spread over at least `spread` seconds.
+sg4::ExecPtr start_on(sg4::Host* cpu, double seconds, double spread = 0.0) {
+  const double flops = seconds * cpu->get_speed();
+  sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
+  exec->set_host(cpu);
+  if (spread > seconds) exec->set_bound(flops / spread);
+  exec->start();
+  return exec;
+}
+
 // Starts `seconds` of CPU time on `host`'s device CPU, spread over at least `spread` seconds:
 // moving bytes costs the CPU as they flow. Returns nullptr for no time.
 sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, double spread) {
   if (seconds <= 0.0) return nullptr;
-  sg4::Host* cpu = m.world.host(m.device_host[static_cast<size_t>(host)]);
-  const double flops = seconds * cpu->get_speed();
-  sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
-  exec->set_host(cpu);
-  exec->set_bound(flops / std::max(seconds, spread));
-  exec->start();
-  return exec;
+  return start_on(m.world.host(m.device_host[static_cast<size_t>(host)]), seconds, spread);
 }
 
 // Puts a payload message of `bytes` on `box` from `src` to `dst` and waits for it, with its CPU
 // time on both ends where they are charged: the flow is no faster than the busier end alone moves
 // the bytes, and the message is sent once both ends' CPU time is spent too.
 void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_t dst,
-                 int64_t bytes, double send_s_per_byte, double receive_s_per_byte) {
-  const double send_s = message_cpu_seconds(m, src, send_s_per_byte, bytes);
-  const double receive_s = message_cpu_seconds(m, dst, receive_s_per_byte, bytes);
+                 int64_t bytes) {
+  const double send_s = message_cpu_seconds(m, src, m.send_cpu_s_per_byte, bytes);
+  const double receive_s = message_cpu_seconds(m, dst, m.receive_cpu_s_per_byte, bytes);
   if (send_s <= 0.0 && receive_s <= 0.0) {
     box->put(payload, static_cast<uint64_t>(bytes));
     return;
@@ -497,11 +501,7 @@ void ring_work(Model& m, int32_t host, double seconds) {
     sg4::this_actor::sleep_for(seconds);
     return;
   }
-  sg4::Host* cpu = m.world.host(device);
-  sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * cpu->get_speed());
-  exec->set_host(cpu);
-  exec->start();
-  exec->wait();
+  start_on(m.world.host(device), seconds)->wait();
 }
 
 // Waits until operation `i` of the actor's stream may start: its dependencies completed, and the
@@ -535,7 +535,7 @@ void send_actor(Model& m, Role& role, size_t stream) {
     world.log_message(rs.host, k, op.message);
     const double start = sg4::Engine::get_clock();
     put_message(m, box, const_cast<Message*>(&op.message), rs.host, peer,
-                op.message.wire_bytes(), m.send_cpu_s_per_byte, m.receive_cpu_s_per_byte);
+                op.message.wire_bytes());
     const double end = sg4::Engine::get_clock();
     world.record_transfer(rs.host, peer, op.message.wire_bytes(), k,
                           world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
@@ -572,12 +572,7 @@ void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
     const Op& op = rs.ops[i];
     const double seconds = role.device_seconds(op);
     const double start = sg4::Engine::get_clock();
-    if (seconds > 0.0) {
-      sg4::ExecPtr exec = sg4::this_actor::exec_init(seconds * device->get_speed());
-      exec->set_host(device);
-      exec->start();
-      exec->wait();
-    }
+    if (seconds > 0.0) start_on(device, seconds)->wait();
     const double end = sg4::Engine::get_clock();
     if (world.measured(k) && seconds > 0.0) {
       world.record_work(rs.host, -1, activity_of(op.kind), k,
