@@ -189,6 +189,7 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
   if (p.kind == PlatformKind::star && r.has("backbone")) {
     p.backbone = read_link(r, "backbone", std::nullopt);
   }
+  if (p.kind == PlatformKind::star) p.nic_burst = r.optional_bytes("nic_burst").value_or(Bytes(0.0));
   if (p.kind == PlatformKind::racks) {
     p.hosts_per_rack = r.integer("hosts_per_rack", 1, kMaxWorkers);
     p.rack_uplink = read_link(r, "rack_uplink", std::nullopt);
@@ -666,6 +667,7 @@ Json scenario_to_json(const Scenario& s) {
     if (s.platform.ps_nic) platform["ps_nic"] = link(*s.platform.ps_nic);
     if (s.platform.worker_nic) platform["worker_nic"] = link(*s.platform.worker_nic);
     if (s.platform.backbone) platform["backbone"] = link(*s.platform.backbone);
+    if (s.platform.nic_burst.value() > 0.0) platform["nic_burst"] = s.platform.nic_burst.value();
     if (s.platform.kind == PlatformKind::racks) {
       platform["hosts_per_rack"] = s.platform.hosts_per_rack;
       platform["rack_uplink"] = link(*s.platform.rack_uplink);

@@ -63,6 +63,11 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "charges messages CPU time, which only the event simulation models; "
                      "expected no message_cpu with --fidelity analytic");
   }
+  if (scenario.platform.nic_burst.value() > 0.0) {
+    throw InputError(scenario.file, "/cluster/platform/nic_burst",
+                     "shapes NICs with token buckets, which only the event simulation models; "
+                     "expected no nic_burst with --fidelity analytic");
+  }
   ScenarioResult out;
   out.scenario = scenario.name;
   out.file = scenario.file;

@@ -471,22 +471,26 @@ sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, dou
 
 // Puts a payload message of `bytes` on `box` from `src` to `dst` and waits for it, with its CPU
 // time on both ends where they are charged: the flow is no faster than the busier end alone moves
-// the bytes, and the message is sent once both ends' CPU time is spent too.
+// the bytes, and the message is sent once both ends' CPU time is spent too. Bytes that the NICs'
+// token buckets pass at once (World::start_flow) leave the flow, not the CPU time.
 void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_t dst,
                  int64_t bytes) {
+  const int64_t flow = m.world.start_flow(src, dst, bytes, sg4::Engine::get_clock());
   const double send_s = message_cpu_seconds(m, src, m.send_cpu_s_per_byte, bytes);
   const double receive_s = message_cpu_seconds(m, dst, m.receive_cpu_s_per_byte, bytes);
   if (send_s <= 0.0 && receive_s <= 0.0) {
-    box->put(payload, static_cast<uint64_t>(bytes));
+    box->put(payload, static_cast<uint64_t>(flow));
+    m.world.end_flow(src, dst, sg4::Engine::get_clock());
     return;
   }
-  const double spread = m.world.idle_transfer_seconds(src, dst, bytes);
+  const double spread = m.world.idle_transfer_seconds(src, dst, flow);
   const sg4::ExecPtr sender = start_message_cpu(m, src, send_s, spread);
   const sg4::ExecPtr receiver = start_message_cpu(m, dst, receive_s, spread);
-  sg4::CommPtr comm = box->put_init(payload, static_cast<uint64_t>(bytes));
-  comm->set_rate(static_cast<double>(bytes) / std::max(send_s, receive_s));
+  sg4::CommPtr comm = box->put_init(payload, static_cast<uint64_t>(flow));
+  if (flow > 0) comm->set_rate(static_cast<double>(flow) / std::max(send_s, receive_s));
   comm->start();
   comm->wait();
+  m.world.end_flow(src, dst, sg4::Engine::get_clock());
   if (sender) sender->wait();
   if (receiver) receiver->wait();
 }
@@ -629,11 +633,13 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
         m, host, m.send_cpu_s_per_byte + m.receive_cpu_s_per_byte, wire);
     const sg4::ExecPtr cpu =
         start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
-    sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(wire));
-    if (cpu_s > 0.0) send->set_rate(static_cast<double>(wire) / cpu_s);
+    const int64_t flow = world.start_flow(host, next, wire, start);
+    sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(flow));
+    if (cpu_s > 0.0 && flow > 0) send->set_rate(static_cast<double>(flow) / cpu_s);
     send->start();
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();
+    world.end_flow(host, next, sg4::Engine::get_clock());
     world.record_transfer(host, next, wire, k, label, start, sg4::Engine::get_clock());
     receive->wait();
     if (cpu) cpu->wait();
@@ -647,12 +653,14 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
                                                receives[phase].wire_bytes());
       const sg4::ExecPtr cpu =
           start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
+      const int64_t flow = world.start_flow(host, next, wire, start);
       sg4::CommPtr send =
-          out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(wire));
-      if (cpu_s > 0.0) send->set_rate(static_cast<double>(wire) / cpu_s);
+          out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(flow));
+      if (cpu_s > 0.0 && flow > 0) send->set_rate(static_cast<double>(flow) / cpu_s);
       send->start();
       sg4::CommPtr receive = in->get_async(&payload);
       send->wait();
+      world.end_flow(host, next, sg4::Engine::get_clock());
       world.record_transfer(host, next, wire, k, label, start, sg4::Engine::get_clock());
       receive->wait();
       if (cpu) cpu->wait();

@@ -2,6 +2,7 @@
 #include "world.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -53,6 +54,51 @@ void World::record_busy(int32_t host, int64_t step, double start, double end, bo
   busy_[static_cast<size_t>(host)].push_back({start, end, step, compute});
 }
 
+// A star NIC's token bucket, full at the start; in payload bytes, as the network model's
+// bandwidth factor turns the link's rate into a flow's.
+World::Bucket World::bucket_of(const sg4::Link& link) const {
+  const double burst = scenario.platform.nic_burst.value();
+  const std::string& name = link.get_name();
+  const bool nic = name.ends_with("-nic_UP") || name.ends_with("-nic_DOWN");
+  if (burst <= 0.0 || !nic || scenario.platform.kind != PlatformKind::star) return {};
+  const double factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+  return {burst * factor, link.get_bandwidth() * factor, burst * factor, 0.0, 0};
+}
+
+// What a bucket holds at `now`: nothing while a flow drains it, else what it kept when it was
+// left idle plus what it refilled since, up to its size.
+double World::Bucket::held(double now) const {
+  if (flows > 0) return 0.0;
+  return std::min(capacity, tokens + rate * (now - idle_since));
+}
+
+int64_t World::start_flow(int32_t src, int32_t dst, int64_t bytes, double now) {
+  const std::vector<int32_t>& links = route(src, dst);
+  double free = std::numeric_limits<double>::infinity();
+  for (const int32_t l : links) {
+    const Bucket& b = buckets_[static_cast<size_t>(l)];
+    if (b.capacity > 0.0) free = std::min(free, b.held(now));
+  }
+  if (std::isinf(free)) return bytes;  // no bucket on the route
+  const int64_t passed = std::min(bytes, static_cast<int64_t>(std::floor(free)));
+  for (const int32_t l : links) {
+    Bucket& b = buckets_[static_cast<size_t>(l)];
+    if (b.capacity <= 0.0) continue;
+    // The rest of the message then drains the bucket as fast as it refills.
+    b.tokens = passed < bytes ? 0.0 : b.held(now) - static_cast<double>(passed);
+    ++b.flows;
+  }
+  return bytes - passed;
+}
+
+void World::end_flow(int32_t src, int32_t dst, double now) {
+  for (const int32_t l : route(src, dst)) {
+    Bucket& b = buckets_[static_cast<size_t>(l)];
+    if (b.capacity <= 0.0) continue;
+    if (--b.flows == 0) b.idle_since = now;
+  }
+}
+
 const std::vector<int32_t>& World::route(int32_t src, int32_t dst) {
   auto [it, inserted] = routes_.try_emplace({src, dst});
   if (inserted) {
@@ -64,6 +110,7 @@ const std::vector<int32_t>& World::route(int32_t src, int32_t dst) {
       if (added) {
         links_.push_back(const_cast<sg4::Link*>(link));
         link_bytes_.push_back(0.0);
+        buckets_.push_back(bucket_of(*link));
       }
       it->second.push_back(found->second);
     }

@@ -52,6 +52,12 @@ class World {
   // The time a message of `bytes` takes from `src` to `dst` on an otherwise idle route: the
   // route's latency and the bytes at its narrowest bandwidth, with the network model's factors.
   [[nodiscard]] double idle_transfer_seconds(int32_t src, int32_t dst, int64_t bytes) const;
+  // A payload flow of `bytes` from `src` to `dst` starts at `now`. Where NICs are token buckets
+  // (PlatformSpec::nic_burst), the first bytes pass at once, as many as every bucket on the route
+  // holds; returns the bytes the flow still carries. end_flow follows once the flow completes.
+  // A bucket refills at its link's rate only while no flow of this run crosses the link.
+  [[nodiscard]] int64_t start_flow(int32_t src, int32_t dst, int64_t bytes, double now);
+  void end_flow(int32_t src, int32_t dst, double now);
   // Records an interval in which `host` had a transfer in flight, for its time split only.
   void record_busy(int32_t host, int64_t step, double start, double end, bool compute);
   // Logs a message `host` sent in `step` (kept for the last step when asked).
@@ -78,6 +84,18 @@ class World {
   std::map<const simgrid::s4u::Link*, int32_t> link_index_;
   std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> routes_;
   std::vector<double> link_bytes_;  // over the measured steps
+  // Per link: its token bucket (payload bytes it holds when full, 0 without one), the bytes it
+  // held when it was last left idle, since when, and the flows crossing it now.
+  struct Bucket {
+    double capacity = 0.0;
+    double rate = 0.0;  // payload bytes per second it refills at
+    double tokens = 0.0;
+    double idle_since = 0.0;
+    int32_t flows = 0;
+    [[nodiscard]] double held(double now) const;
+  };
+  std::vector<Bucket> buckets_;
+  [[nodiscard]] Bucket bucket_of(const simgrid::s4u::Link& link) const;
   std::vector<double> host_in_;
   std::vector<double> host_out_;
   std::vector<std::vector<BusyInterval>> busy_;  // per host

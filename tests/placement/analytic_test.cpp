@@ -5,6 +5,7 @@
 #include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/plans.hpp"
+#include "ralp/placement/sim_evaluator.hpp"
 
 namespace ralp {
 namespace {
@@ -117,6 +118,19 @@ TEST(CutPlans, EveryCutsPlanEstimatesAsMakeStepPlansDoes) {
                          placement::estimate_step(s, full).step_time_s) << cut;
       }
     }
+  }
+}
+
+TEST(Analytic, RefusesTokenBucketNicsItDoesNotModel) {
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+      "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star",
+      "nic_bandwidth": "1Gbps", "nic_burst": "64KiB"}}, "strategies": ["ps"])");
+  try {
+    (void)placement::analytic_scenario(s);
+    FAIL() << "a scenario with token-bucket NICs was estimated";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/cluster/platform/nic_burst");
   }
 }
 

@@ -317,5 +317,66 @@ TEST(ClosedForm, AMessagesCpuTimeHidesInASlowerTransfer) {
                    charged_step(fc_model(1000, 1000), kInstantGpu, slow, ""));
 }
 
+// NICs shaped by token buckets (platform.nic_burst, a tc tbf's burst): one PS and one worker,
+// every NIC 1 GB/s, no latency, a step that pulls and then pushes S = 4,000,024 bytes, and
+// `steps` steps with no warm-up.
+StrategyResult bucket_steps(const std::string& burst, int steps, const std::string& strategy) {
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 1,
+      "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star",
+      "nic_bandwidth": "8Gbps", "latency": 0, "nic_burst": )" + burst + R"(}},
+      "network_model": "ideal", "steps": )" + std::to_string(steps) +
+      R"(, "warmup_steps": 0, "strategies": [")" + strategy + R"("])");
+  return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+}
+
+constexpr double kBucketMessage = 4e6 + 24;
+
+TEST(ClosedForm, TokenBucketNicsPassTheirBurstAtOnce) {
+  // With 1 MB buckets every message starts on full ones (each direction idles for the other's
+  // 3 ms): 2 x (S - 1 MB) / 1 GB/s = 6.000048 ms per step. Without buckets: 2 S / 1 GB/s.
+  const StrategyResult plain = bucket_steps("0", 3, "ps");
+  EXPECT_LT(relative_error(plain.step_time_mean_s, 2 * kBucketMessage / 1e9), 1e-6)
+      << plain.step_time_mean_s;
+  const StrategyResult burst = bucket_steps("1e6", 3, "ps");
+  for (const double t : burst.step_times) {
+    EXPECT_LT(relative_error(t, 2 * (kBucketMessage - 1e6) / 1e9), 1e-6) << t;
+  }
+  // The burst changes times, not bytes.
+  EXPECT_DOUBLE_EQ(host(burst, "ps-0").bytes_out, kBucketMessage);
+  EXPECT_DOUBLE_EQ(host(burst, "ps-0").bytes_in, kBucketMessage);
+}
+
+TEST(ClosedForm, TokenBucketsRefillOnlyWhileTheirLinkIdles) {
+  // 3 MB buckets. Step 1 finds them full: 2 x (S - 3 MB) = 2.000048 ms. From then on a pull
+  // finds the PS's uplink refilled during the last push only (1.000024 ms: 1,000,024 bytes), so
+  // it takes 3 ms, and the push that follows finds the worker's uplink refilled for 3 ms (full):
+  // (S - 3 MB) / 1 GB/s = 1.000024 ms; 4.000024 ms per step.
+  const StrategyResult r = bucket_steps("3e6", 4, "ps");
+  ASSERT_EQ(r.step_times.size(), 4U);
+  EXPECT_LT(relative_error(r.step_times[0], 2 * (kBucketMessage - 3e6) / 1e9), 1e-6)
+      << r.step_times[0];
+  for (size_t k = 1; k < r.step_times.size(); ++k) {
+    EXPECT_LT(relative_error(r.step_times[k], kBucketMessage / 1e9), 1e-6) << k << ": "
+                                                                           << r.step_times[k];
+  }
+}
+
+TEST(ClosedForm, AnIdleRingEdgePassesItsBurstOnce) {
+  // Two workers all-reduce S: each sends S / 2 twice over its uplink (2 x 2,000,036 bytes with
+  // headers, reduce-scatter then all-gather) with no pause between, 4 ms without buckets. A 1 MB
+  // bucket, full when the step begins, takes 1 ms off whichever ring form runs.
+  for (const char* ring : {"message", "coalesced"}) {
+    const Scenario s = scenario_from(
+        R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+        "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star",
+        "nic_bandwidth": "8Gbps", "latency": 0, "nic_burst": 1e6}}, "network_model": "ideal",
+        "steps": 1, "warmup_steps": 0,
+        "strategies": [{"name": "allreduce", "cycle_time": 0, "ring_model": ")" + ring + R"("}])");
+    const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+    EXPECT_LT(relative_error(r.step_time_mean_s, 0.003), 1e-3) << ring << ": " << r.step_time_mean_s;
+  }
+}
+
 }  // namespace
 }  // namespace ralp

@@ -134,6 +134,13 @@ TEST(Grid, DerivedScenarioCarriesTheCalibration) {
                                            .warmup_steps = 1, .shared_devices = {0, 0}})
                              .dump(2);
   EXPECT_EQ(load_scenario(file.string()).shared_devices, (std::vector<int64_t>{0, 0}));
+  EXPECT_DOUBLE_EQ(loaded.platform.nic_burst.value(), 0.0);
+  // So are the shaper's token buckets.
+  std::ofstream(file) << derived_scenario(base, kAlexnet.parent_path(), grid[0],
+                                          {.profile = profile, .network = fit, .steps = 7,
+                                           .warmup_steps = 1, .nic_burst_bytes = 65536.0})
+                             .dump(2);
+  EXPECT_DOUBLE_EQ(load_scenario(file.string()).platform.nic_burst.value(), 65536.0);
   std::filesystem::remove_all(dir);
 }
 

@@ -185,6 +185,7 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
   cluster["platform"] = {{"kind", "star"},
                          {"nic_bandwidth", point.rate.bytes_per_s()},
                          {"latency", settings.network.latency_s}};
+  if (settings.nic_burst_bytes > 0.0) cluster["platform"]["nic_burst"] = settings.nic_burst_bytes;
   if (!settings.shared_devices.empty()) cluster["shared_devices"] = settings.shared_devices;
   constexpr double kNsPerSecond = 1e9;
   if (settings.network.send_cpu_s_per_byte > 0.0 || settings.network.receive_cpu_s_per_byte > 0.0) {

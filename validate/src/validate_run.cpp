@@ -378,8 +378,12 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   const Layout layout = layout_of(point.shape, point.strategy.kind);
   DerivedSettings settings{.profile = profile, .network = fit, .steps = o_.max_steps,
                            .warmup_steps = o_.warmup_steps};
-  // Namespace hosts run on this machine's cores: ranks that share one are told to the simulator.
-  if (!o_.hostfile) settings.shared_devices = shared_cores(layout, cores_);
+  // Namespace hosts run on this machine's cores: ranks that share one are told to the simulator,
+  // and so are the token buckets that shape their links.
+  if (!o_.hostfile) {
+    settings.shared_devices = shared_cores(layout, cores_);
+    settings.nic_burst_bytes = tbf_burst_bytes(point.rate);
+  }
   const fs::path scenario = folder / "scenario.json";
   const fs::path predicted_json = folder / "predicted.json";
   write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");

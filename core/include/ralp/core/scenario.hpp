@@ -65,6 +65,10 @@ struct PlatformSpec {
   std::optional<LinkSpec> ps_nic;     // per-role overrides of nic (star, racks)
   std::optional<LinkSpec> worker_nic;
   std::optional<LinkSpec> backbone;   // star: a link every flow crosses
+  // star: each NIC direction is shaped by a token bucket of this many bytes (tc tbf's burst): a
+  // message that starts on idle NICs passes its first bytes at once, as many as the buckets
+  // refilled at the NIC's bandwidth while idle, up to this size. 0: plain links.
+  Bytes nic_burst = Bytes(0.0);
   int64_t hosts_per_rack = 0;         // racks
   std::optional<LinkSpec> rack_uplink;  // racks: each rack's link to the core
   // fat_tree, torus, dragonfly: SimGrid's topology string ("2;4,4;1,2;1,2" for a fat tree:
