@@ -193,10 +193,11 @@ namespace ralp::kernels {
 
 namespace {
 
-// On AVX-512, convolutions from this many input channels and with images of at most this many
-// pixels run their backward passes in oneDNN's blocked layout.
-constexpr int64_t kDeepChannels = 512;
-constexpr int64_t kSmallPixels = 28 * 28;
+// On AVX-512, convolutions from this many input channels or on images of fewer pixels than this
+// run their backward-data pass in oneDNN's blocked layout, and convolutions on images from this
+// many pixels on their backward-weight pass.
+constexpr int64_t kBlockedBackwardDataMinChannels = 128;
+constexpr int64_t kBlockedPixels = 28 * 28;
 // Without AVX-512, convolutions of fewer input channels than this (a model's first layer, on
 // RGB images) run their forward on channels-last data.
 constexpr int64_t kBlockedForwardMinChannels = 8;
@@ -211,20 +212,34 @@ bool has_avx512() {
 }  // namespace
 
 // From both layouts of every AlexNet and VGG-16 convolution and FC pass measured side by side
-// (bench/kernels_bench.cpp; figures in docs/calibration.md). oneDNN 2.6 has AVX-512 kernels for
-// channels-last convolutions that are as fast as its blocked ones, except where many channels
-// meet a small image: VGG-16's 512-channel 28x28 backward passes took up to twice the blocked
-// kernels' time. With AVX2 only, its channels-last kernels lose to the blocked ones in nearly
-// every pass (backward-weight by up to 4.6 times), reorders included; only a first layer's
-// forward, whose 3 input channels fill no block, is faster channels-last. FC layers are faster
-// on plain weights everywhere: a blocked layout's weight reorder re-reads every weight each pass.
+// (bench/kernels_bench.cpp; figures in docs/calibration.md). With AVX-512 (oneDNN 2.6's
+// avx512_core kernels), forward passes are faster channels-last (0.72 to 0.95 of the blocked
+// time, VGG-16's conv4_2 within noise); backward-data passes are faster blocked from 128 input
+// channels on (VGG-16's conv4_1 by 1.4 to 1.6 times; its 14x14 conv5_1 is a tie) and on AlexNet's
+// 27x27 conv2 (by 4 to 5% in two runs of three), and channels-last on VGG-16's 64-channel images;
+// backward-weight passes are faster blocked on images from 28x28 on (VGG-16's conv1_1 by 1.9
+// times, conv1_2 to conv2_2 by 1.2 to 1.3) and channels-last on smaller ones (AlexNet's 27x27 and
+// 13x13, VGG-16's 14x14). With AVX2 only, oneDNN's
+// channels-last kernels lose to the blocked ones in nearly every pass (backward-weight by up to
+// 4.6 times), reorders included; only a first layer's forward, whose 3 input channels fill no
+// block, is faster channels-last. FC layers are faster on plain weights everywhere: a blocked
+// layout's weight reorder re-reads every weight each pass.
 CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass) {
   if (layer.kind() != LayerKind::conv2d) return CpuPassLayout::channels_last;
   const TensorShape& in = layer.input_shapes.front();
   bool blocked = false;
   if (has_avx512()) {
-    blocked = pass != KernelPass::forward && in.channels >= kDeepChannels &&
-              in.height * in.width <= kSmallPixels;
+    switch (pass) {
+      case KernelPass::forward:
+        break;
+      case KernelPass::backward_data:
+        blocked = in.channels >= kBlockedBackwardDataMinChannels ||
+                  in.height * in.width < kBlockedPixels;
+        break;
+      case KernelPass::backward_weight:
+        blocked = in.height * in.width >= kBlockedPixels;
+        break;
+    }
   } else {
     blocked = pass != KernelPass::forward || in.channels >= kBlockedForwardMinChannels;
   }
