@@ -97,7 +97,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "Each point ran `ralp cluster` under mpirun across " +
       std::string(mode == "namespaces"
                       ? "hosts made of Linux network namespaces on one machine, each host's link "
-                        "shaped in both directions with a tc token-bucket filter at the point's rate"
+                        "shaped in both directions with a tc token-bucket filter at the point's rate "
+                        "(whose burst, the bytes that pass at once after an idle moment, the "
+                        "derived scenario gives the simulator as platform.nic_burst)"
                       : "the machines of a hostfile (links not shaped)") +
       ", and `ralp simulate` on the same derived scenario file. Error = (predicted - measured) / "
       "measured step time; measured is the median of the measured steps after warm-up, predicted "

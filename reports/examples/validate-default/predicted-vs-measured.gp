@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [55.3131326:7358.54121]
-set yrange [55.3131326:7358.54121]
+set xrange [19.122931:7353.3034]
+set yrange [19.122931:7353.3034]
 set size ratio -1
 set grid
 set key top left
