@@ -73,6 +73,7 @@ double World::Bucket::held(double now) const {
 }
 
 int64_t World::start_flow(int32_t src, int32_t dst, int64_t bytes, double now) {
+  if (scenario.platform.nic_burst.value() <= 0.0) return bytes;
   const std::vector<int32_t>& links = route(src, dst);
   double free = std::numeric_limits<double>::infinity();
   for (const int32_t l : links) {
@@ -92,6 +93,7 @@ int64_t World::start_flow(int32_t src, int32_t dst, int64_t bytes, double now) {
 }
 
 void World::end_flow(int32_t src, int32_t dst, double now) {
+  if (scenario.platform.nic_burst.value() <= 0.0) return;
   for (const int32_t l : route(src, dst)) {
     Bucket& b = buckets_[static_cast<size_t>(l)];
     if (b.capacity <= 0.0) continue;
