@@ -60,7 +60,7 @@ World::Bucket World::bucket_of(const sg4::Link& link) const {
   const double burst = scenario.platform.nic_burst.value();
   const std::string& name = link.get_name();
   const bool nic = name.ends_with("-nic_UP") || name.ends_with("-nic_DOWN");
-  if (burst <= 0.0 || !nic || scenario.platform.kind != PlatformKind::star) return {};
+  if (burst <= 0.0 || !nic) return {};
   const double factor = simgrid::config::get_value<double>("network/bandwidth-factor");
   return {burst * factor, link.get_bandwidth() * factor, burst * factor, 0.0, 0};
 }

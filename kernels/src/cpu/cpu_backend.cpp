@@ -213,17 +213,14 @@ bool has_avx512() {
 
 // From both layouts of every AlexNet and VGG-16 convolution and FC pass measured side by side
 // (bench/kernels_bench.cpp; figures in docs/calibration.md). With AVX-512 (oneDNN 2.6's
-// avx512_core kernels), forward passes are faster channels-last (0.72 to 0.95 of the blocked
-// time, VGG-16's conv4_2 within noise); backward-data passes are faster blocked from 128 input
-// channels on (VGG-16's conv4_1 by 1.4 to 1.6 times; its 14x14 conv5_1 is a tie) and on AlexNet's
-// 27x27 conv2 (by 4 to 5% in two runs of three), and channels-last on VGG-16's 64-channel images;
-// backward-weight passes are faster blocked on images from 28x28 on (VGG-16's conv1_1 by 1.9
-// times, conv1_2 to conv2_2 by 1.2 to 1.3) and channels-last on smaller ones (AlexNet's 27x27 and
-// 13x13, VGG-16's 14x14). With AVX2 only, oneDNN's
-// channels-last kernels lose to the blocked ones in nearly every pass (backward-weight by up to
-// 4.6 times), reorders included; only a first layer's forward, whose 3 input channels fill no
-// block, is faster channels-last. FC layers are faster on plain weights everywhere: a blocked
-// layout's weight reorder re-reads every weight each pass.
+// avx512_core kernels), forward passes are faster channels-last; backward-data passes are faster
+// blocked from 128 input channels on (VGG-16's conv4_1 by 1.3 to 1.6 times) and on AlexNet's
+// 27x27 conv2, channels-last on VGG-16's 64-channel images; backward-weight passes are faster
+// blocked on images from 28x28 on (VGG-16's conv1_1 by 1.85 times) and channels-last on smaller
+// ones. With AVX2 only, oneDNN's channels-last kernels lose to the blocked ones in nearly every
+// pass (backward-weight by up to 4.6 times), reorders included; only a first layer's forward,
+// whose 3 input channels fill no block, is faster channels-last. FC layers are faster on plain
+// weights everywhere: a blocked layout's weight reorder re-reads every weight each pass.
 CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass) {
   if (layer.kind() != LayerKind::conv2d) return CpuPassLayout::channels_last;
   const TensorShape& in = layer.input_shapes.front();

@@ -87,9 +87,8 @@ struct DerivedSettings {
 // measured RTT as each link's latency, the fitted factors as network_model, the profile as both
 // devices, the ranks that share a core as cluster.shared_devices, the shaper's burst as the
 // platform's nic_burst, the fitted CPU time of messages as cluster.message_cpu, only the point's
-// strategy, and the step counts. Relative model and
-// device paths of the
-// base are made absolute against `base_dir`, so the file works from any folder.
+// strategy, and the step counts. Relative model and device paths of the base are made absolute
+// against `base_dir`, so the file works from any folder.
 Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
                       const GridPoint& point, const DerivedSettings& settings);
 
