@@ -99,12 +99,37 @@ int main(int argc, char** argv) {
   std::string network = "tcp";
   int lazy_max_workers = 1024;
   int ralp_max_workers = 4096;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--max-workers") == 0) max_workers = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--network") == 0) network = argv[i + 1];
-    if (std::strcmp(argv[i], "--lazy-max-workers") == 0) lazy_max_workers = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--ralp-max-workers") == 0) ralp_max_workers = std::atoi(argv[i + 1]);
+  const auto usage = [] {
+    std::fprintf(stderr,
+                 "usage: sim_steps [--max-workers N] [--steps K] [--network tcp|ideal]\n"
+                 "                 [--lazy-max-workers N] [--ralp-max-workers N]\n");
+    return 2;
+  };
+  // A count given on the command line: a whole number of at least `least`, else -1.
+  const auto count = [](const char* text, int least) {
+    char* end = nullptr;
+    const long value = std::strtol(text, &end, 10);
+    return end != text && *end == '\0' && value >= least && value <= (1L << 20)
+               ? static_cast<int>(value)
+               : -1;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage();
+    const char* value = argv[++i];
+    if (arg == "--network") {
+      if (std::strcmp(value, "tcp") != 0 && std::strcmp(value, "ideal") != 0) return usage();
+      network = value;
+      continue;
+    }
+    int* target = arg == "--max-workers"        ? &max_workers
+                  : arg == "--steps"            ? &steps
+                  : arg == "--lazy-max-workers" ? &lazy_max_workers
+                  : arg == "--ralp-max-workers" ? &ralp_max_workers
+                                                : nullptr;
+    if (!target) return usage();
+    *target = count(value, arg == "--steps" ? 1 : 0);
+    if (*target < 0) return usage();
   }
   utsname host{};
   uname(&host);
