@@ -14,12 +14,6 @@ namespace {
 // A wait first re-checks at once (a message is often just arriving), then pauses between
 // checks (Transport::Pause), so that waiting ranks leave the CPU to computing ones.
 constexpr int kSpinChecks = 16;
-// Open MPI reads its TCP sockets (its event loop) on only one progress call in eight; the others
-// only run its registered progress callbacks. A check that made one call could miss a message
-// that had arrived for up to seven checks, and how the calls of a wait lined up with the eighth
-// decided, run by run, whether a header-only round trip took 30 us or 500 us. A check therefore
-// makes up to this many calls, stopping at the first that completes something.
-constexpr int kProgressCallsPerCheck = 8;
 // MPI counts in int: larger pieces travel as several blocks of one message.
 constexpr size_t kMaxBlock = size_t{1} << 30;
 constexpr int kClockRounds = 8;
@@ -219,12 +213,8 @@ bool Transport::progress() {
   std::vector<int> indices(pending_.size());
   std::vector<MPI_Status> statuses(pending_.size());
   int count = 0;
-  int error = MPI_SUCCESS;
-  for (int call = 0; call < kProgressCallsPerCheck; ++call) {
-    error = MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
-                         indices.data(), statuses.data());
-    if (error != MPI_SUCCESS || (count != MPI_UNDEFINED && count > 0)) break;
-  }
+  const int error = MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count,
+                                 indices.data(), statuses.data());
   if (error == MPI_ERR_IN_STATUS) {
     // Statuses follow the completed requests' order, as indices does.
     for (int i = 0; i < count; ++i) {
