@@ -126,6 +126,15 @@ void print_table(const validate::ValidationRun& run) {
               << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte sent / received;";
   }
   std::cout << "\n";
+  if (!run.speed_checks.empty()) {
+    std::cout << "Machine speed (end-to-end step on one core, before the grid and after it):";
+    for (const auto& c : run.speed_checks) {
+      std::cout << " " << c.model << " b" << c.batch << " " << ms(c.start_s) << " -> "
+                << ms(c.end_s) << " ms (" << (c.change_pct() >= 0 ? "+" : "")
+                << fixed(c.change_pct(), 1) << "%);";
+    }
+    std::cout << "\n";
+  }
 }
 
 std::map<std::string, std::string> host_identity(int threads) {

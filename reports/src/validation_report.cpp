@@ -183,6 +183,27 @@ std::string validation_markdown(const Json& run, const std::string& plot,
              "CPU per byte received"},
             link_rows, {A::left});
 
+  // Null when the run's profile had no end-to-end step to compare with; older results lack it.
+  if (run.contains("speed_check") && !run.at("speed_check").is_null()) {
+    const Json& check = at(run, "speed_check", "");
+    std::vector<std::vector<std::string>> speed_rows;
+    i = 0;
+    for (const Json& c : at(check, "models", "/speed_check")) {
+      const std::string path = "/speed_check/models/" + std::to_string(i++);
+      speed_rows.push_back({str(c, "model", path), str(c, "batch", path),
+                            ms(num(c, "start_s", path)), ms(num(c, "end_s", path)),
+                            signed_pct(num(c, "change_pct", path))});
+    }
+    doc.paragraph(
+        "This machine's speed during the run: the same kernel calibration again after the last "
+        "point (`" + str(check, "profile", "/speed_check") +
+        "`), each model's end-to-end training step (forward and backward, one core) before the "
+        "grid and after it. The predictions use the times from before; a change here moves the "
+        "measured compute, and the error, by about as much.");
+    doc.table({"model", "batch", "before ms", "after ms", "change"}, speed_rows,
+              {A::left, A::right, A::right, A::right, A::right});
+  }
+
   doc.heading(2, "Shared cores");
   int pinned = 0, shared = 0;
   for (const Json& p : at(run, "points", "")) {

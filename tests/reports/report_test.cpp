@@ -109,6 +109,23 @@ TEST(ValidationReport, SummaryPlotCalibrationAndPoints) {
   EXPECT_THROW(validation_markdown(broken, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, MachineSpeedWhenValidateMeasuredItAgain) {
+  EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("speed during the run"),
+            std::string::npos);
+  Json doc = run_document();
+  doc["speed_check"] = nullptr;  // the run's profile had nothing to compare with
+  EXPECT_EQ(validation_markdown(doc, "pvm", std::nullopt).find("speed during the run"),
+            std::string::npos);
+  doc["speed_check"] = {{"profile", "validate-cpu-1t-end.json"},
+                        {"models", {{{"model", "cifar_allconv"}, {"batch", 32}, {"start_s", 0.0212},
+                                     {"end_s", 0.0244}, {"change_pct", 15.09}}}}};
+  const std::string md = validation_markdown(doc, "pvm", std::nullopt);
+  EXPECT_NE(md.find("`validate-cpu-1t-end.json`"), std::string::npos) << md;
+  EXPECT_NE(md.find("| cifar_allconv | 32 | 21.2 | 24.4 | +15.1% |"), std::string::npos) << md;
+  doc["speed_check"]["models"][0].erase("end_s");
+  EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
+}
+
 TEST(ValidationReport, WritesReportAndPlots) {
   const auto dir = std::filesystem::temp_directory_path() / ("ralp-report-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

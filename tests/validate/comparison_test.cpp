@@ -191,5 +191,27 @@ TEST(Profiles, NotReusedWhenMeasuredOnABusyMachine) {
   EXPECT_EQ(measured_under_load(profile, 16), std::nullopt);
 }
 
+TEST(SpeedCheck, ComparesTheModelsBothProfilesMeasured) {
+  const auto profile = [](const Json& end_to_end) {
+    return Json{{"name", "p"}, {"measured", {{"end_to_end", end_to_end}}}};
+  };
+  const Json start = profile({{{"model", "cifar_alexnet"}, {"batch", 32}, {"measured", 0.025}},
+                              {{"model", "cifar_allconv"}, {"batch", 32}, {"measured", 0.020}},
+                              {{"model", "vgg16"}, {"batch", 8}, {"measured", 1.0}}});
+  const Json end = profile({{{"model", "cifar_allconv"}, {"batch", 32}, {"measured", 0.023}},
+                            {{"model", "cifar_alexnet"}, {"batch", 32}, {"measured", 0.024}},
+                            {{"model", "vgg16"}, {"batch", 16}, {"measured", 2.0}}});
+  const auto checks = compare_end_to_end(start, end, "end.json");
+  ASSERT_EQ(checks.size(), 2u);  // vgg16 was measured at another batch after
+  EXPECT_EQ(checks[0].model, "cifar_alexnet");
+  EXPECT_DOUBLE_EQ(checks[0].start_s, 0.025);
+  EXPECT_DOUBLE_EQ(checks[0].end_s, 0.024);
+  EXPECT_NEAR(checks[0].change_pct(), -4.0, 1e-9);
+  EXPECT_EQ(checks[1].model, "cifar_allconv");
+  EXPECT_NEAR(checks[1].change_pct(), 15.0, 1e-9);
+  EXPECT_THROW(compare_end_to_end(start, Json{{"name", "p"}}, "end.json"), InputError);
+  EXPECT_TRUE(compare_end_to_end(Json{{"name", "p"}}, end, "end.json").empty());
+}
+
 }  // namespace
 }  // namespace ralp::validate

@@ -51,7 +51,7 @@ class ValidateCommand : public ::testing::Test {
     // A quick profile of this host, outside the timed part.
     profile_ = (out_ / "profile.json").string();
     const auto c = run_command(ralp_binary() + " calibrate --model cifar_allconv:32 --device cpu "
-                               "--threads 1 --repetitions 1 --min-time 0.01 --no-end-to-end --out " +
+                               "--threads 1 --repetitions 1 --min-time 0.01 --out " +
                                profile_);
     ASSERT_EQ(c.status, 0) << c.err;
   }
@@ -93,8 +93,14 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_EQ(doc["links"][0]["rate"], "1gbit");
   EXPECT_GT(doc["links"][0]["bandwidth_factor"].get<double>(), 0.5);
   EXPECT_LT(doc["links"][0]["bandwidth_factor"].get<double>(), 1.0);
+  // The kernels measured again after the grid: the one model, before and after.
+  ASSERT_EQ(doc["speed_check"]["models"].size(), 1u);
+  EXPECT_GT(doc["speed_check"]["models"][0]["end_s"].get<double>(), 0.0);
+  EXPECT_TRUE(fs::exists(out_ / "run/validate-cpu-1t-end.json"));
+  EXPECT_NE(r.out.find("Machine speed"), std::string::npos) << r.out;
   const std::string report = ralp::testing::read_file((out_ / "run/report.md").string());
   EXPECT_NE(report.find("## Accuracy"), std::string::npos);
+  EXPECT_NE(report.find("speed during the run"), std::string::npos);
   EXPECT_NE(report.find(doc["profile"]["name"].get<std::string>()), std::string::npos);
   EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.svg"));
   EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.png"));

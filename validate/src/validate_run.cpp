@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -236,6 +237,9 @@ class Runner {
     if (o_.progress) o_.progress(line);
   }
   ProfileChoice choose_profile(const std::vector<std::pair<std::string, int64_t>>& models);
+  // Runs `ralp calibrate` on the models into `file`, with its progress lines.
+  void calibrate_kernels(const std::vector<std::pair<std::string, int64_t>>& models,
+                         const std::string& name, const fs::path& file);
   NetworkFit calibrate_link(const LinkRate& rate);
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile);
   Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label);
@@ -282,6 +286,15 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       return *choice;
     }
   }
+  calibrate_kernels(models, name, file);
+  auto choice = usable(file, false);
+  if (!choice) throw std::runtime_error(file.string() + ": the fresh profile does not match this host");
+  choice->reused = false;
+  return *choice;
+}
+
+void Runner::calibrate_kernels(const std::vector<std::pair<std::string, int64_t>>& models,
+                               const std::string& name, const fs::path& file) {
   std::vector<std::string> argv = {o_.ralp.string(), "calibrate", "--device", "cpu", "--threads",
                                    std::to_string(o_.threads), "--name", name, "--out",
                                    file.string(), "--repetitions",
@@ -298,10 +311,6 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
     throw std::runtime_error("ralp calibrate failed (status " + std::to_string(r.status) +
                              "): " + last_lines(r.output, 3));
   }
-  auto choice = usable(file, false);
-  if (!choice) throw std::runtime_error(file.string() + ": the fresh profile does not match this host");
-  choice->reused = false;
-  return *choice;
 }
 
 NetworkFit Runner::calibrate_link(const LinkRate& rate) {
@@ -498,6 +507,23 @@ ValidationRun Runner::run() {
   }
   hosts_.reset();  // the namespaces go now, before the report is written
   run.summary = summarise(run.points);
+
+  // This machine's speed can move within minutes; the same kernels measured again after the last
+  // point say by how much it moved while the points ran.
+  check_interrupted();
+  if (profile_covers(read_json_file(run.profile.file), models)) {
+    say("ralp validate: measuring the kernels again, to see whether this machine's speed moved "
+        "during the run");
+    const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t-end";
+    run.speed_check_profile = o_.out / (name + ".json");
+    calibrate_kernels(models, name, run.speed_check_profile);
+    run.speed_checks = compare_end_to_end(read_json_file(run.profile.file),
+                                          read_json_file(run.speed_check_profile),
+                                          run.speed_check_profile.string());
+  } else {
+    say("ralp validate: no speed check: " + run.profile.file.string() +
+        " has no end-to-end step of every model of the grid to compare with");
+  }
   run.loadavg_end = read_loadavg();
   run.wall_s = now_s() - start;
   return run;
@@ -553,6 +579,41 @@ bool profile_covers(const Json& profile,
     if (!found) return false;
   }
   return true;
+}
+
+std::vector<SpeedCheck> compare_end_to_end(const Json& start, const Json& end,
+                                           const std::string& end_label) {
+  const auto runs = [](const Json& profile) {
+    std::vector<SpeedCheck> out;
+    if (!profile.is_object() || !profile.contains("measured") ||
+        !profile.at("measured").is_object()) {
+      return out;
+    }
+    for (const Json& e : profile.at("measured").value("end_to_end", Json::array())) {
+      if (!e.is_object() || !e.contains("model") || !e.at("model").is_string() ||
+          !e.contains("batch") || !e.at("batch").is_number_integer() || !e.contains("measured") ||
+          !e.at("measured").is_number() || !(e.at("measured").get<double>() > 0.0)) {
+        continue;
+      }
+      out.push_back({e.at("model").get<std::string>(), e.at("batch").get<int64_t>(),
+                     e.at("measured").get<double>(), 0.0});
+    }
+    return out;
+  };
+  const std::vector<SpeedCheck> after = runs(end);
+  if (after.empty()) {
+    throw InputError(end_label, "/measured/end_to_end", "expected end-to-end step times");
+  }
+  std::vector<SpeedCheck> out;
+  for (SpeedCheck c : runs(start)) {
+    const auto it = std::find_if(after.begin(), after.end(), [&](const SpeedCheck& a) {
+      return a.model == c.model && a.batch == c.batch;
+    });
+    if (it == after.end()) continue;
+    c.end_s = it->start_s;
+    out.push_back(c);
+  }
+  return out;
 }
 
 std::string rank_role(const Layout& layout, int rank) {
@@ -612,6 +673,18 @@ Json to_json(const ValidationRun& run) {
   for (const auto& s : run.summary) summary.push_back(to_json(s));
   Json provenance = Json::object();
   for (const auto& [k, v] : run.profile.provenance) provenance[k] = v;
+  Json speed = Json::array();
+  for (const auto& c : run.speed_checks) {
+    speed.push_back({{"model", c.model},
+                     {"batch", c.batch},
+                     {"start_s", c.start_s},
+                     {"end_s", c.end_s},
+                     {"change_pct", c.change_pct()}});
+  }
+  Json speed_check = nullptr;
+  if (!run.speed_check_profile.empty()) {
+    speed_check = {{"profile", run.speed_check_profile.filename().string()}, {"models", speed}};
+  }
   return {{"mode", run.mode},
           {"cores", run.cores},
           {"command", run.command},
@@ -621,6 +694,7 @@ Json to_json(const ValidationRun& run) {
             {"reused", run.profile.reused},
             {"provenance", provenance}}},
           {"links", links},
+          {"speed_check", speed_check},
           {"points", points},
           {"summary", summary},
           {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},

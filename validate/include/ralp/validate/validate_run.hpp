@@ -60,6 +60,18 @@ struct RateCalibration {
   NetworkFit fit;
 };
 
+// One model's end-to-end training step (forward and backward on one core, as `ralp calibrate`
+// measures it) before the grid and again after its last point: how far this machine's speed moved
+// while the points ran.
+struct SpeedCheck {
+  std::string model;
+  int64_t batch = 0;
+  double start_s = 0.0;
+  double end_s = 0.0;
+  // (end - start) / start x 100.
+  [[nodiscard]] double change_pct() const { return (end_s - start_s) / start_s * 100.0; }
+};
+
 struct ValidationRun {
   std::string mode;  // "namespaces" or "hostfile"
   int cores = 0;
@@ -67,6 +79,8 @@ struct ValidationRun {
   std::vector<RateCalibration> links;
   std::vector<PointComparison> points;
   std::vector<ErrorSummary> summary;
+  std::vector<SpeedCheck> speed_checks;
+  std::filesystem::path speed_check_profile;  // the kernels measured again after the grid
   std::string loadavg_start, loadavg_end;
   double wall_s = 0.0;
   double calibration_s = 0.0;
@@ -83,6 +97,11 @@ std::optional<std::string> provenance_mismatch(const std::map<std::string, std::
 std::optional<std::string> measured_under_load(const Json& profile, int cores);
 // True when the profile measured every (model, batch) end to end (its calibration covered them).
 bool profile_covers(const Json& profile, const std::vector<std::pair<std::string, int64_t>>& models);
+
+// The models that both device profiles measured end to end, in `start`'s order, with their two
+// step times; throws InputError naming `end_label` when `end` is not a measured profile.
+std::vector<SpeedCheck> compare_end_to_end(const Json& start, const Json& end,
+                                           const std::string& end_label);
 
 // Runs everything. Throws InputError for bad options or scenarios, Interrupted after Ctrl-C, and
 // std::runtime_error when a run fails (a rank that died is named); the namespaces and processes it
