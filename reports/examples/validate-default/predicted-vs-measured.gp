@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [19.122931:7353.3034]
-set yrange [19.122931:7353.3034]
+set xrange [19.6806683:7349.07946]
+set yrange [19.6806683:7349.07946]
 set size ratio -1
 set grid
 set key top left
