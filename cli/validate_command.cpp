@@ -155,7 +155,8 @@ void add_validate_command(CLI::App& app, Action& action) {
       "Measure how close `ralp simulate` comes to real `ralp cluster` runs: as root, hosts as "
       "network namespaces with tc-shaped links on this machine (or --hostfile machines), "
       "calibrated kernels and links, a grid of nets x strategies x rates x shapes; prints the "
-      "table and the error summary and writes a Markdown report with a plot");
+      "table and the error summary and writes a Markdown report with a plot; the kernels are "
+      "measured again after the grid, to show how far the machine's speed moved");
   cmd->add_option("scenarios", o->scenarios,
                   "Scenario files (default: scenarios/cluster/cifar-alexnet-1ps-2w.json and "
                   "cifar-allconv-1ps-2w.json)");
