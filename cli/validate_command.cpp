@@ -127,7 +127,7 @@ void print_table(const validate::ValidationRun& run) {
   }
   std::cout << "\n";
   if (!run.speed_checks.empty()) {
-    std::cout << "Machine speed (end-to-end step on one core, before the grid and after it):";
+    std::cout << "Machine speed (end-to-end step on one core, as the profile measured it and after the grid):";
     for (const auto& c : run.speed_checks) {
       std::cout << " " << c.model << " b" << c.batch << " " << ms(c.start_s) << " -> "
                 << ms(c.end_s) << " ms (" << (c.change_pct() >= 0 ? "+" : "")

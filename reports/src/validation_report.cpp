@@ -197,10 +197,10 @@ std::string validation_markdown(const Json& run, const std::string& plot,
     doc.paragraph(
         "This machine's speed during the run: the same kernel calibration again after the last "
         "point (`" + str(check, "profile", "/speed_check") +
-        "`), each model's end-to-end training step (forward and backward, one core) before the "
-        "grid and after it. The predictions use the times from before; a change here moves the "
-        "measured compute, and the error, by about as much.");
-    doc.table({"model", "batch", "before ms", "after ms", "change"}, speed_rows,
+        "`), each model's end-to-end training step (forward and backward, one core) as the "
+        "run's profile measured it and after the grid. The predictions use the profile's times; "
+        "a change here moves the measured compute, and the error, by about as much.");
+    doc.table({"model", "batch", "profile ms", "after ms", "change"}, speed_rows,
               {A::left, A::right, A::right, A::right, A::right});
   }
 

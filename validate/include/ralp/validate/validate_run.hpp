@@ -61,8 +61,8 @@ struct RateCalibration {
 };
 
 // One model's end-to-end training step (forward and backward on one core, as `ralp calibrate`
-// measures it) before the grid and again after its last point: how far this machine's speed moved
-// while the points ran.
+// measures it) in the run's profile and again after the grid's last point: how far this machine's
+// speed moved from the calibration the predictions used.
 struct SpeedCheck {
   std::string model;
   int64_t batch = 0;
