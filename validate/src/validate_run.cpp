@@ -250,7 +250,10 @@ class Runner {
 };
 
 ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, int64_t>>& models) {
-  auto usable = [&](const fs::path& file, bool explicit_choice) -> std::optional<ProfileChoice> {
+  // explicit_choice: --profile named it; fresh: this run just measured it, and a load average
+  // above the cores (which lags the load by a minute) only earns a warning.
+  auto usable = [&](const fs::path& file, bool explicit_choice,
+                    bool fresh = false) -> std::optional<ProfileChoice> {
     const Json p = read_json_file(file);
     const Json provenance = p.contains("measured") && p.at("measured").is_object()
                                 ? p.at("measured").value("provenance", Json::object())
@@ -265,8 +268,12 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       return std::nullopt;
     }
     if (auto load = measured_under_load(p, cores_); load && !explicit_choice) {
-      say("ralp validate: not reusing " + file.string() + ": " + *load);
-      return std::nullopt;
+      if (!fresh) {
+        say("ralp validate: not reusing " + file.string() + ": " + *load);
+        return std::nullopt;
+      }
+      say("ralp validate: warning: " + file.string() + " was " + *load +
+          "; other work on this machine may have slowed its kernels");
     }
     if (!explicit_choice && !profile_covers(p, models)) {
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
@@ -287,7 +294,7 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
     }
   }
   calibrate_kernels(models, name, file);
-  auto choice = usable(file, false);
+  auto choice = usable(file, false, /*fresh=*/true);
   if (!choice) throw std::runtime_error(file.string() + ": the fresh profile does not match this host");
   choice->reused = false;
   return *choice;
