@@ -16,6 +16,7 @@ namespace {
 using testing::ralp_binary;
 using testing::read_file;
 using testing::run_command;
+using testing::TempDir;
 
 const std::string kScenario = RALP_TEST_DATA_DIR "/data/scenarios/small-mixed.json";
 
@@ -38,7 +39,8 @@ TEST(Outputs, AutoCutSearchesEveryCut) {
 }
 
 TEST(Outputs, SameScenarioSameBytes) {
-  const std::string dir = ::testing::TempDir();
+  const TempDir scratch("outputs-bytes");
+  const std::string dir = scratch.path.string();
   std::string previous[3];
   for (int run = 0; run < 2; ++run) {
     const std::string json = dir + "/out" + std::to_string(run) + ".json";
@@ -59,7 +61,8 @@ TEST(Outputs, SameScenarioSameBytes) {
 }
 
 TEST(Outputs, JsonCsvAndTraceAreWellFormed) {
-  const std::string dir = ::testing::TempDir();
+  const TempDir scratch("outputs-formats");
+  const std::string dir = scratch.path.string();
   const auto result = run_command(ralp_binary() + " simulate --quiet " + kScenario + " --json " +
                                   dir + "/r.json --csv " + dir + "/r.csv --trace " + dir +
                                   "/r.trace.json");
