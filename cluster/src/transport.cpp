@@ -19,9 +19,8 @@ constexpr int kSpinChecks = 16;
 // that arrived during a pause could wait several checks: the link probe's header-only round trip
 // came out at about 30 us in some runs and 400 to 500 us in others (with the thread, 180 to
 // 210 us in every run). Eight calls per check read the sockets every time, but cost a rank that
-// waits a quarter of its core
-// (ps-0 with two workers at 1 Gbit: 0.62 s of CPU in 2.2 s against 0.20 s in 1.4 s), which the
-// rank sharing that core lost: 57 ms a step against 36 ms.
+// waits a quarter of its core (ps-0 with two workers at 1 Gbit: 0.62 s of CPU in 2.2 s against
+// 0.20 s in 1.4 s), which the rank sharing that core lost: 57 ms a step against 36 ms.
 // MPI counts in int: larger pieces travel as several blocks of one message.
 constexpr size_t kMaxBlock = size_t{1} << 30;
 constexpr int kClockRounds = 8;

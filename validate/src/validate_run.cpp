@@ -250,16 +250,17 @@ class Runner {
 };
 
 ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, int64_t>>& models) {
-  // explicit_choice: --profile named it; fresh: this run just measured it, and a load average
-  // above the cores (which lags the load by a minute) only earns a warning.
-  auto usable = [&](const fs::path& file, bool explicit_choice,
-                    bool fresh = false) -> std::optional<ProfileChoice> {
+  // Where a profile comes from: --profile named it, it was found in --out, or this run has just
+  // measured it (then a load average above the cores, which lags the load by a minute, only
+  // earns a warning).
+  enum class Origin { named, found, fresh };
+  auto usable = [&](const fs::path& file, Origin origin) -> std::optional<ProfileChoice> {
     const Json p = read_json_file(file);
     const Json provenance = p.contains("measured") && p.at("measured").is_object()
                                 ? p.at("measured").value("provenance", Json::object())
                                 : Json::object();
     if (auto why = provenance_mismatch(o_.host, p, file.string())) {
-      if (explicit_choice) {
+      if (origin == Origin::named) {
         throw InputError(file.string(), "/measured/provenance",
                          "was measured on another host or software (" + *why +
                              "); calibrate here instead (leave out --profile)");
@@ -267,15 +268,15 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       say("ralp validate: not reusing " + file.string() + ": " + *why);
       return std::nullopt;
     }
-    if (auto load = measured_under_load(p, cores_); load && !explicit_choice) {
-      if (!fresh) {
+    if (auto load = measured_under_load(p, cores_); load && origin != Origin::named) {
+      if (origin == Origin::found) {
         say("ralp validate: not reusing " + file.string() + ": " + *load);
         return std::nullopt;
       }
       say("ralp validate: warning: " + file.string() + " was " + *load +
           "; other work on this machine may have slowed its kernels");
     }
-    if (!explicit_choice && !profile_covers(p, models)) {
+    if (origin != Origin::named && !profile_covers(p, models)) {
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
       return std::nullopt;
     }
@@ -284,17 +285,17 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
                          .reused = true,
                          .provenance = string_map(provenance)};
   };
-  if (o_.profile) return *usable(*o_.profile, true);
+  if (o_.profile) return *usable(*o_.profile, Origin::named);
   const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t";
   const fs::path file = o_.out / (name + ".json");
   if (fs::exists(file)) {
-    if (auto choice = usable(file, false)) {
+    if (auto choice = usable(file, Origin::found)) {
       say("ralp validate: reusing " + file.string() + " (measured on this host)");
       return *choice;
     }
   }
   calibrate_kernels(models, name, file);
-  auto choice = usable(file, false, /*fresh=*/true);
+  auto choice = usable(file, Origin::fresh);
   if (!choice) throw std::runtime_error(file.string() + ": the fresh profile does not match this host");
   choice->reused = false;
   return *choice;
