@@ -72,7 +72,9 @@ struct StepExecutor::State {
   bool computing = false;           // the compute thread is running an operation
   std::vector<int32_t> remaining;  // per op: dependencies not yet complete
   int64_t step = -1;               // the step whose device stream may run
-  std::vector<uint32_t> device_done;  // completed on the compute thread, not yet accounted
+  // Completed on the compute thread (which already released their dependents), with their end
+  // times, not yet counted by the MPI thread.
+  std::vector<std::pair<uint32_t, double>> device_done;
   std::vector<BusyInterval> device_intervals;
   std::exception_ptr error;
   bool stop = false;
@@ -123,6 +125,17 @@ void StepExecutor::run() {
     lane->ops.push_back(i);
   }
 
+  // Whether the MPI thread has work when device operation i completes: a dependent of another
+  // stream, or the step's last device operation (after which the step can end). Otherwise the
+  // compute thread goes on without waking it: handing every operation to the MPI thread and back
+  // cost two thread switches on the rank's core per operation.
+  std::vector<bool> wakes_mpi(n, false);
+  for (const uint32_t i : device_ops) {
+    wakes_mpi[i] = i == device_ops.back() ||
+                   std::any_of(dependents[i].begin(), dependents[i].end(),
+                               [&](uint32_t d) { return ops[d].stream() != Stream::device; });
+  }
+
   State state;
   state.remaining = in_degree;
   const auto now_reference = [&t] { return t.now_reference(); };
@@ -150,9 +163,10 @@ void StepExecutor::run() {
             std::lock_guard lock(state.mutex);
             state.computing = false;
             state.device_intervals.push_back({start, end, k, true});
-            state.device_done.push_back(i);
+            for (const uint32_t d : dependents[i]) --state.remaining[d];
+            state.device_done.emplace_back(i, end);
           }
-          state.news.notify_one();
+          if (wakes_mpi[i]) state.news.notify_one();
         }
       }
     } catch (...) {
@@ -165,11 +179,11 @@ void StepExecutor::run() {
     }
   });
   // Between checks for messages, the MPI thread sleeps until the compute thread finishes an
-  // operation or the pause ends (Transport::backoff: longer pauses while the compute thread runs
+  // operation that wakes it (wakes_mpi) or the pause ends (Transport::backoff: longer pauses while the compute thread runs
   // than while it waits): every wake-up of the MPI thread takes CPU time from computation on the
   // same core (polling every 50 us made the kernels 30% slower on one core), while a message that
   // arrives is noticed at most one pause late.
-  // Sleeps until the compute thread finishes an operation or fails, or `interval` passes.
+  // Sleeps until the compute thread reports a finished operation or fails, or `interval` passes.
   const auto await_news = [&state](std::unique_lock<std::mutex>& lock,
                                     std::chrono::microseconds interval) {
     state.news.wait_for(lock, interval,
@@ -180,7 +194,7 @@ void StepExecutor::run() {
     await_news(lock, Transport::backoff(round, state.computing));
   };
   // With no message in flight and no ring in progress, nothing MPI does can complete an
-  // operation: the MPI thread sleeps until the compute thread finishes one, waking every
+  // operation: the MPI thread sleeps until the compute thread wakes it, waking every
   // kComputeWaitCheck only to check the step's timeout. Polling meanwhile, with the pauses above,
   // slowed the kernels on the same core: cifar_allconv's forward took 7.2 ms a step against
   // 6.5 ms without it, and its backward 16.6 ms against 13.9 ms in a hybrid step.
@@ -211,10 +225,14 @@ void StepExecutor::run() {
       if (k == 0) record.start = now_reference();
       size_t completed = 0;
       std::optional<double> part_done;
-      // complete() is called with the state's mutex held.
-      const auto complete = [&](uint32_t i) {
+      // An operation completed at `at` (reference seconds): counts it, and for one of the MPI
+      // thread's, releases its dependents. Called with the state's mutex held.
+      const auto count = [&](uint32_t i, double at) {
         ++completed;
-        if (ops[i].ends_part) part_done = std::max(part_done.value_or(0.0), now_reference());
+        if (ops[i].ends_part) part_done = std::max(part_done.value_or(0.0), at);
+      };
+      const auto complete = [&](uint32_t i) {
+        count(i, now_reference());
         for (const uint32_t d : dependents[i]) --state.remaining[d];
       };
       for (Lane& lane : lanes) lane.next = 0;
@@ -395,7 +413,7 @@ void StepExecutor::run() {
         {
           std::lock_guard lock(state.mutex);
           if (state.error) std::rethrow_exception(state.error);
-          for (const uint32_t i : state.device_done) complete(i);
+          for (const auto& [i, end] : state.device_done) count(i, end);
           moved = moved || !state.device_done.empty();
           state.device_done.clear();
         }
