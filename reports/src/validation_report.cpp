@@ -212,11 +212,13 @@ std::string validation_markdown(const Json& run, const std::string& plot,
   doc.paragraph(
       std::to_string(pinned) + " points pinned every rank to a core of its own (taskset), so no "
       "two competed; " + std::to_string(shared) +
-      " points had more ranks than the machine's cores: rank r ran on core r mod cores, and the "
-      "derived scenario's cluster.shared_devices told the simulator which ranks shared a core, so "
-      "that their predictions divide a core between computations that overlap. What the "
-      "simulator does not see is the CPU time of the ranks' communication threads and of the "
-      "network stack on those cores.");
+      " points had more ranks than the machine's cores: each parameter server kept a core of its "
+      "own and the workers shared the cores left, and the derived scenario's "
+      "cluster.shared_devices told the simulator which ranks shared a core, so that their "
+      "predictions divide a core equally between computations that overlap. Workers share with "
+      "workers because a rank that computes takes its equal share, while a server that mostly "
+      "waits wakes thousands of times a second, each wake-up slowing the kernels beside it, "
+      "which the simulator does not model.");
 
   doc.heading(2, "Points");
   std::vector<std::vector<std::string>> point_rows;

@@ -46,18 +46,26 @@ TEST(Shapes, Layouts) {
   EXPECT_FALSE(parse_shape("3-node"));
 }
 
-TEST(Shapes, PinsEachRankToItsOwnCoreWhenTheyFitAndNamesTheSharingWhenNot) {
+TEST(Shapes, PinsEachRankToItsOwnCoreWhenTheyFitElseServersAloneAndWorkersSharing) {
   using Pins = std::vector<std::optional<int>>;
   EXPECT_EQ(pin_ranks(Layout{1, 1}, 2), (Pins{0, 1}));
   EXPECT_TRUE(shared_cores(Layout{1, 1}, 2).empty());
   // The two workers of an allreduce run get cores 0 and 1.
   EXPECT_EQ(pin_ranks(Layout{0, 2}, 2), (Pins{0, 1}));
-  // Three ranks on two cores: ps-0 and worker-1 share core 0, and the scenario says so.
-  EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{0, 1, 0}));
+  // Three ranks on two cores: ps-0 keeps core 0, the two workers share core 1, and the
+  // scenario says so.
+  EXPECT_EQ(pin_ranks(Layout{1, 2}, 2), (Pins{0, 1, 1}));
   EXPECT_FALSE(fits_cores(Layout{1, 2}, 2));
-  EXPECT_EQ(shared_cores(Layout{1, 2}, 2), (std::vector<int>{0, 1, 0}));
+  EXPECT_EQ(shared_cores(Layout{1, 2}, 2), (std::vector<int>{0, 1, 1}));
   EXPECT_EQ(pin_ranks(Layout{1, 2}, 4), (Pins{0, 1, 2}));
   EXPECT_TRUE(shared_cores(Layout{1, 2}, 4).empty());
+  // Workers spread round robin over the cores the servers leave.
+  EXPECT_EQ(pin_ranks(Layout{1, 4}, 3), (Pins{0, 1, 2, 1, 2}));
+  EXPECT_EQ(pin_ranks(Layout{2, 3}, 4), (Pins{0, 1, 2, 3, 2}));
+  // Workers only, or as many servers as cores: rank r on core r mod cores.
+  EXPECT_EQ(pin_ranks(Layout{0, 3}, 2), (Pins{0, 1, 0}));
+  EXPECT_EQ(pin_ranks(Layout{2, 1}, 2), (Pins{0, 1, 0}));
+  EXPECT_EQ(pin_ranks(Layout{1, 2}, 1), (Pins{0, 0, 0}));
 }
 
 TEST(Grid, DefaultGridHas28PointsInRateScenarioShapeOrder) {

@@ -54,8 +54,19 @@ bool fits_cores(const Layout& layout, int cores) {
 }
 
 std::vector<std::optional<int>> pin_ranks(const Layout& layout, int cores) {
-  std::vector<std::optional<int>> pins(static_cast<size_t>(ranks_of(layout)));
-  for (size_t r = 0; r < pins.size(); ++r) pins[r] = static_cast<int>(r) % std::max(cores, 1);
+  cores = std::max(cores, 1);
+  const int servers = scenario_parameter_servers(layout);
+  const int ranks = ranks_of(layout);
+  std::vector<std::optional<int>> pins(static_cast<size_t>(ranks));
+  if (ranks <= cores || servers >= cores) {
+    for (int r = 0; r < ranks; ++r) pins[static_cast<size_t>(r)] = r % cores;
+    return pins;
+  }
+  // Servers first, each on a core of its own; the workers share the cores left, round robin.
+  for (int r = 0; r < servers; ++r) pins[static_cast<size_t>(r)] = r;
+  for (int w = 0; w < layout.workers; ++w) {
+    pins[static_cast<size_t>(servers + w)] = servers + w % (cores - servers);
+  }
   return pins;
 }
 
