@@ -24,6 +24,7 @@ struct ClusterCommandOptions {
   int64_t steps = 0;
   std::string step_timeout;
   std::string json;
+  std::string trace;
   std::string allreduce = "ring";
   std::string device = "auto";
   std::string dump_parameters;
@@ -127,6 +128,10 @@ void add_cluster_command(CLI::App& app, Action& action) {
                   "How long a rank waits for a peer before it aborts the job, e.g. 30s "
                   "(default: the scenario's training.step_timeout, 60 s)");
   cmd->add_option("--json", options->json, "Write the measurements as JSON to FILE ('-': stdout)");
+  cmd->add_option("--trace", options->trace,
+                  "Write the last step's timeline, every rank on one clock, as Chrome trace "
+                  "events to FILE ('-': stdout), with the same threads and labels as ralp "
+                  "simulate --trace; open it in https://ui.perfetto.dev or chrome://tracing");
   cmd->add_option("--allreduce", options->allreduce,
                   "ring: this project's ring over point-to-point messages (what the simulator "
                   "models); mpi: the MPI library's MPI_Allreduce, to compare")
@@ -152,6 +157,10 @@ void add_cluster_command(CLI::App& app, Action& action) {
       try {
         scenario.emplace(load_scenario(options->scenario));
         check_output_path("--json", options->json);
+        check_output_path("--trace", options->trace);
+        if (options->json == "-" && options->trace == "-") {
+          throw InputError("--trace", "", "is '-' as --json is; expected one of them on stdout");
+        }
         if (!options->strategy.empty()) run_options.strategy = options->strategy;
         if (!options->cut.empty()) run_options.cut = options->cut;
         if (options->steps > 0) run_options.steps = options->steps;
@@ -171,6 +180,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
                                                          : cluster::ClusterDevice::automatic;
         run_options.dump_parameters = options->dump_parameters;
         run_options.keep_messages = options->messages;
+        run_options.keep_timeline = !options->trace.empty();
         run_options.fault = cluster::fault_from_environment();
         strategies = cluster::plan_strategies(*scenario, run_options, auto_cut_resolver(*scenario));
       } catch (const InputError& e) {
@@ -204,9 +214,12 @@ void add_cluster_command(CLI::App& app, Action& action) {
       try {
         run = cluster::run_cluster(session, *scenario, strategies, run_options);
         if (run) {
-          if (options->json != "-") print_tables(*scenario, *run);
+          if (options->json != "-" && options->trace != "-") print_tables(*scenario, *run);
           if (!options->json.empty()) {
             write_output(options->json, reports::to_json(*run).dump(2) + "\n");
+          }
+          if (!options->trace.empty()) {
+            write_output(options->trace, reports::to_chrome_trace(*run).dump() + "\n");
           }
         }
       } catch (const std::exception& e) {

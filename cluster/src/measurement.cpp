@@ -19,9 +19,14 @@ Json to_json(const RankRecord& r) {
   for (const LossSample& l : r.losses) losses.push_back({l.step, l.worker, l.loss});
   Json sent = Json::array();
   for (const SentMessage& m : r.sent) sent.push_back({m.kind, m.peer, m.item, m.payload_bytes});
+  Json timeline = Json::array();
+  for (const Activity& a : r.timeline) {
+    timeline.push_back({a.peer, std::string(to_string(a.kind)), a.step, a.label, a.start, a.end,
+                        a.bytes});
+  }
   return {{"name", r.name},         {"start", r.start},         {"intervals", intervals},
           {"bytes_in", r.bytes_in}, {"bytes_out", r.bytes_out}, {"part_done", parts},
-          {"losses", losses},       {"sent", sent}};
+          {"losses", losses},       {"sent", sent},             {"timeline", timeline}};
 }
 
 RankRecord rank_record_from_json(const Json& j) {
@@ -44,6 +49,12 @@ RankRecord rank_record_from_json(const Json& j) {
     for (const auto& m : j.at("sent")) {
       r.sent.push_back({m.at(0).get<std::string>(), m.at(1).get<std::string>(),
                         m.at(2).get<int64_t>(), m.at(3).get<int64_t>()});
+    }
+    for (const auto& a : j.at("timeline")) {
+      r.timeline.push_back({0, a.at(0).get<int32_t>(),
+                            activity_kind_from_string(a.at(1).get<std::string>()),
+                            a.at(2).get<int32_t>(), a.at(3).get<std::string>(),
+                            a.at(4).get<double>(), a.at(5).get<double>(), a.at(6).get<double>()});
     }
     return r;
   } catch (const std::exception& e) {
@@ -108,6 +119,12 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
   }
   if (std::any_of(records.begin(), records.end(), [](const RankRecord& r) { return !r.sent.empty(); })) {
     for (const RankRecord& r : records) out.messages.push_back(r.sent);
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    for (Activity a : records[i].timeline) {
+      a.host = static_cast<int32_t>(i);
+      out.timeline.push_back(std::move(a));
+    }
   }
 
   std::map<int64_t, std::pair<double, int64_t>> losses;  // step -> (sum, count)

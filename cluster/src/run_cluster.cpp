@@ -319,6 +319,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
           result.shards = shard_shares(ctx.shards, headed.model, scenario.parameter_servers);
         }
         if (!options.keep_messages) result.messages.clear();
+        if (!options.keep_timeline) result.timeline.clear();
         result.backend = backend.device_name();
         result.threads = backend.threads();
         run.results.push_back(std::move(result));

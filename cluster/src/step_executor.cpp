@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "ralp/schedule/fusion.hpp"
 
@@ -76,6 +77,8 @@ struct StepExecutor::State {
   // times, not yet counted by the MPI thread.
   std::vector<std::pair<uint32_t, double>> device_done;
   std::vector<BusyInterval> device_intervals;
+  // The last step's device operations: op, start, end (for the record's timeline).
+  std::vector<std::tuple<uint32_t, double, double>> last_step_device;
   std::exception_ptr error;
   bool stop = false;
 };
@@ -138,6 +141,15 @@ void StepExecutor::run() {
 
   State state;
   state.remaining = in_degree;
+  // The last step's activities, on the record's timeline.
+  const auto trace = [&](ActivityKind kind, int32_t peer, int64_t step, std::string label,
+                         double start, double end, int64_t bytes) {
+    record.timeline.push_back({0, peer, kind, static_cast<int32_t>(step), std::move(label), start,
+                               end, static_cast<double>(bytes)});
+  };
+  const auto label = [&](const Op& op) {
+    return schedule::op_label(schedule_, ctx_.scenario.model, role_.host, op);
+  };
   const auto now_reference = [&t] { return t.now_reference(); };
 
   // The compute thread: the device stream, in list order, one step after another.
@@ -163,6 +175,7 @@ void StepExecutor::run() {
             std::lock_guard lock(state.mutex);
             state.computing = false;
             state.device_intervals.push_back({start, end, k, true});
+            if (k + 1 == ctx_.steps) state.last_step_device.emplace_back(i, start, end);
             for (const uint32_t d : dependents[i]) --state.remaining[d];
             state.device_done.emplace_back(i, end);
           }
@@ -256,6 +269,9 @@ void StepExecutor::run() {
         int64_t phase = 0;
         Transport::Handle send = 0, receive = 0;
         double start = 0.0;
+        double phase_start = 0.0;  // when the current phase was posted
+        int64_t phase_bytes = 0;   // its chunk's payload bytes, sent and received
+        int32_t next = -1, previous = -1;  // the ring's neighbours' hosts
       };
       std::optional<Ring> ring;
 
@@ -270,6 +286,8 @@ void StepExecutor::run() {
         r.receive = t.receive(previous, MessageKind::ring, k,
                               {{landing, static_cast<size_t>(in.size()) * sizeof(float)}});
         const size_t bytes = static_cast<size_t>(out.size()) * sizeof(float);
+        r.phase_start = now_reference();
+        r.phase_bytes = static_cast<int64_t>(bytes);
         r.send = t.send(next, MessageKind::ring, k, r.phase, {{r.fused.data() + out.begin, bytes}});
         if (last_step) {
           record.sent.push_back({std::string(schedule::to_string(schedule::MessageKind::ring)),
@@ -291,6 +309,8 @@ void StepExecutor::run() {
               schedule::chunk_range(static_cast<int64_t>(elements), members, 0).size()));
         }
         r.fused = std::span<float>(fused_store.data(), elements);
+        r.next = schedule_.worker_host((member + 1) % members);
+        r.previous = schedule_.worker_host((member + members - 1) % members);
         size_t offset = 0;
         for (const auto& tensor : r.tensors) {
           std::copy(tensor.begin(), tensor.end(), r.fused.begin() + static_cast<std::ptrdiff_t>(offset));
@@ -318,9 +338,24 @@ void StepExecutor::run() {
         Ring& r = *ring;
         if (ctx_.allreduce == AllreduceImplementation::mpi) {
           if (!t.done(r.receive)) return false;
+          if (last_step) {
+            // The library's algorithm is its own: the whole all-reduce, on the ring's tracks.
+            const double end = now_reference();
+            trace(ActivityKind::send, r.next, k, label(ops[r.op]), r.start, end, 0);
+            trace(ActivityKind::receive, r.previous, k, label(ops[r.op]), r.start, end, 0);
+          }
           t.release(r.receive);
         } else {
           if (!t.done(r.send) || !t.done(r.receive)) return false;
+          if (last_step) {
+            const double end = now_reference();
+            const std::string name = label(ops[r.op]);
+            trace(ActivityKind::send, r.next, k, name, r.phase_start, end,
+                  r.phase_bytes + schedule::kHeaderBytes);
+            trace(ActivityKind::receive, r.previous, k, name,
+                  std::max(r.phase_start, t.header(r.receive).posted_at), end,
+                  r.phase_bytes + schedule::kHeaderBytes);
+          }
           t.release(r.send);
           t.release(r.receive);
           const schedule::RingPhase p = schedule::ring_phase(member, members, r.phase);
@@ -402,7 +437,12 @@ void StepExecutor::run() {
             }
             start = std::max(start, h.posted_at);
           }
-          record.intervals.push_back({start, now_reference(), k, false});
+          const double end = now_reference();
+          record.intervals.push_back({start, end, k, false});
+          if (last_step) {
+            trace(op.kind == OpKind::send ? ActivityKind::send : ActivityKind::receive,
+                  op.message.peer, k, label(op), start, end, op.message.wire_bytes());
+          }
           t.release(flight.handle);
           in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(f));
           std::lock_guard lock(state.mutex);
@@ -442,6 +482,9 @@ void StepExecutor::run() {
   std::lock_guard lock(state.mutex);
   record.intervals.insert(record.intervals.end(), state.device_intervals.begin(),
                           state.device_intervals.end());
+  for (const auto& [i, start, end] : state.last_step_device) {
+    trace(schedule::activity_of(ops[i].kind), -1, ctx_.steps - 1, label(ops[i]), start, end, 0);
+  }
 }
 
 }  // namespace ralp::cluster

@@ -1,21 +1,10 @@
 // The JSON form of a simulated strategy's result, both ways.
 #include "ralp/core/simulation_result.hpp"
 
-#include <array>
 #include <stdexcept>
 
 namespace ralp {
 namespace {
-
-constexpr std::array kActivityNames{"compute", "update", "aggregate", "encode",
-                                    "copy",    "send",   "receive"};
-
-ActivityKind activity_from_string(const std::string& name) {
-  for (size_t i = 0; i < kActivityNames.size(); ++i) {
-    if (name == kActivityNames[i]) return static_cast<ActivityKind>(i);
-  }
-  throw std::runtime_error("unknown activity kind '" + name + "'");
-}
 
 Json sources_json(const ComputeSources& s) {
   return {{"profile", s.profile},   {"profile_source", s.profile_source},
@@ -35,8 +24,6 @@ Json optional_json(const std::optional<T>& value) {
 }
 
 }  // namespace
-
-std::string_view to_string(ActivityKind kind) { return kActivityNames[static_cast<size_t>(kind)]; }
 
 Json to_json(const StrategyResult& r, bool with_timeline) {
   Json links = Json::array();
@@ -95,7 +82,7 @@ StrategyResult strategy_result_from_json(const Json& j) {
     if (j.contains("timeline")) {
       for (const auto& a : j.at("timeline")) {
         r.timeline.push_back({a.at(0).get<int32_t>(), a.at(1).get<int32_t>(),
-                              activity_from_string(a.at(2).get<std::string>()),
+                              activity_kind_from_string(a.at(2).get<std::string>()),
                               a.at(3).get<int32_t>(), a.at(4).get<std::string>(),
                               a.at(5).get<double>(), a.at(6).get<double>(), a.at(7).get<double>()});
       }

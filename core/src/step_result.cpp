@@ -3,11 +3,15 @@
 #include "ralp/core/step_result.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
 namespace ralp {
 namespace {
+
+constexpr std::array kActivityNames{"compute", "update", "aggregate", "encode",
+                                    "copy",    "send",   "receive"};
 
 // Quantile q of sorted values, interpolating linearly between neighbours.
 double quantile(const std::vector<double>& sorted, double q) {
@@ -43,6 +47,15 @@ Json optional_json(const std::optional<T>& value) {
 }
 
 }  // namespace
+
+std::string_view to_string(ActivityKind kind) { return kActivityNames[static_cast<size_t>(kind)]; }
+
+ActivityKind activity_kind_from_string(const std::string& name) {
+  for (size_t i = 0; i < kActivityNames.size(); ++i) {
+    if (name == kActivityNames[i]) return static_cast<ActivityKind>(i);
+  }
+  throw std::runtime_error("unknown activity kind '" + name + "'");
+}
 
 double median(std::vector<double> values) {
   if (values.empty()) throw std::invalid_argument("median of no values");

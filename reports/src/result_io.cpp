@@ -75,7 +75,12 @@ std::string to_csv(const ScenarioResult& s) {
   return out.str();
 }
 
-Json to_chrome_trace(const ScenarioResult& s) {
+namespace {
+
+// Chrome trace events of each result's last-step timeline: a process per host and strategy,
+// compute-like kinds on fixed threads, transfers on one thread per peer and direction.
+Json chrome_trace(const std::vector<const StepResult*>& results, const std::string& scenario,
+                  const std::string& model, const std::string& note) {
   Json events = Json::array();
   // Threads: compute-like kinds on fixed ids, transfers on one thread per peer and direction.
   constexpr int64_t kComputeThread = 1;
@@ -85,8 +90,8 @@ Json to_chrome_trace(const ScenarioResult& s) {
   constexpr int64_t kReceiveThreadBase = 2 * kThreadsPerKind;
   constexpr int64_t kCopyThreadBase = 3 * kThreadsPerKind;
   constexpr int64_t kRingEncodeThreadBase = 4 * kThreadsPerKind;
-  for (size_t si = 0; si < s.results.size(); ++si) {
-    const StrategyResult& r = s.results[si];
+  for (size_t si = 0; si < results.size(); ++si) {
+    const StepResult& r = *results[si];
     const auto pid = [&](int32_t host) {
       return static_cast<int64_t>(si) * static_cast<int64_t>(r.hosts.size() + 1) + host + 1;
     };
@@ -151,8 +156,24 @@ Json to_chrome_trace(const ScenarioResult& s) {
   }
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ms"},
-          {"otherData", {{"scenario", s.scenario}, {"model", s.model},
-                         {"note", "last simulated step of each strategy; times from its start"}}}};
+          {"otherData", {{"scenario", scenario}, {"model", model}, {"note", note}}}};
+}
+
+}  // namespace
+
+Json to_chrome_trace(const ScenarioResult& s) {
+  std::vector<const StepResult*> results;
+  for (const StrategyResult& r : s.results) results.push_back(&r);
+  return chrome_trace(results, s.scenario, s.model,
+                      "last simulated step of each strategy; times from its start");
+}
+
+Json to_chrome_trace(const MeasuredRun& run) {
+  std::vector<const StepResult*> results;
+  for (const MeasuredResult& r : run.results) results.push_back(&r);
+  return chrome_trace(results, run.scenario, run.model,
+                      "last measured step of each strategy, every rank on rank 0's clock; times "
+                      "from its first activity");
 }
 
 Json to_json(const MeasuredRun& run) {

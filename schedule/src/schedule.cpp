@@ -551,4 +551,69 @@ std::vector<HostBytes> bytes_per_host(const Schedule& schedule) {
   return out;
 }
 
+std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t host,
+                     const Op& op) {
+  const auto layer = [&](LayerId id) { return model.layer(id).name(); };
+  const auto group_layer = [&](int32_t g) {
+    return g < 0 ? std::string("head") : layer(schedule.groups[static_cast<size_t>(g)].layer);
+  };
+  switch (op.kind) {
+    case OpKind::compute:
+      switch (op.pass) {
+        case Pass::forward:
+          return layer(op.layer);
+        case Pass::backward:
+          return "grad " + layer(op.layer);
+        case Pass::head:
+          return "head " + schedule.host_name(schedule.worker_host(op.worker));
+        case Pass::head_all:
+          return "head all workers";
+        case Pass::none:
+          break;
+      }
+      return "compute";
+    case OpKind::aggregate:
+      return "sum " + group_layer(op.group) + " of " +
+             schedule.host_name(schedule.worker_host(op.worker));
+    case OpKind::update:
+      if (op.group >= 0) return "update " + group_layer(op.group);
+      return schedule.is_worker(host) ? "update" : "update head";
+    case OpKind::encode:
+      return "encode " + group_layer(op.group);
+    case OpKind::decode:
+      return "decode " + group_layer(op.group);
+    case OpKind::copy:
+      return "copy " + group_layer(op.group);
+    case OpKind::send:
+    case OpKind::receive: {
+      std::string text(to_string(op.message.kind));
+      if (op.message.kind == MessageKind::pull || op.message.kind == MessageKind::push) {
+        text += " " + layer(static_cast<LayerId>(op.message.item));
+      } else if (op.message.kind == MessageKind::ready || op.message.kind == MessageKind::go) {
+        text += " buffer " + std::to_string(op.message.item);
+      }
+      return text;
+    }
+    case OpKind::allreduce:
+      return "all-reduce " + std::to_string(op.buffer);
+  }
+  return "op";
+}
+
+ActivityKind activity_of(OpKind kind) {
+  switch (kind) {
+    case OpKind::update:
+      return ActivityKind::update;
+    case OpKind::aggregate:
+      return ActivityKind::aggregate;
+    case OpKind::encode:
+    case OpKind::decode:
+      return ActivityKind::encode;
+    case OpKind::copy:
+      return ActivityKind::copy;
+    default:
+      return ActivityKind::compute;
+  }
+}
+
 }  // namespace ralp::schedule

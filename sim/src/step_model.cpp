@@ -185,7 +185,6 @@ struct Model {
 };
 
 std::string label_of(const Model& m, int32_t host, const Op& op);
-ActivityKind activity_of(OpKind kind);
 
 Role::Role(Model& model, const RoleSchedule& schedule)
     : model_(model), world_(model.world), schedule_(schedule) {
@@ -334,7 +333,7 @@ void Role::advance(size_t stream) {
     const double seconds = device_seconds(op);
     const double end = start + seconds;
     if (world_.measured(k) && seconds > 0.0) {
-      world_.record_work(schedule_.host, -1, activity_of(op.kind), k,
+      world_.record_work(schedule_.host, -1, schedule::activity_of(op.kind), k,
                          world_.traced(k) ? label_of(model_, schedule_.host, op) : std::string(),
                          start, end);
     }
@@ -380,69 +379,8 @@ void Model::match(Connection& c) {
   to.complete_message(c.receive_stream, end);
 }
 
-// What the timeline calls an operation.
 std::string label_of(const Model& m, int32_t host, const Op& op) {
-  const auto layer = [&](LayerId id) { return m.world.scenario.model.layer(id).name(); };
-  const auto group_layer = [&](int32_t g) {
-    return g < 0 ? std::string("head") : layer(m.schedule.groups[static_cast<size_t>(g)].layer);
-  };
-  switch (op.kind) {
-    case OpKind::compute:
-      switch (op.pass) {
-        case Pass::forward:
-          return layer(op.layer);
-        case Pass::backward:
-          return "grad " + layer(op.layer);
-        case Pass::head:
-          return "head " + m.world.host_name(m.schedule.worker_host(op.worker));
-        case Pass::head_all:
-          return "head all workers";
-        case Pass::none:
-          break;
-      }
-      return "compute";
-    case OpKind::aggregate:
-      return "sum " + group_layer(op.group) + " of " +
-             m.world.host_name(m.schedule.worker_host(op.worker));
-    case OpKind::update:
-      if (op.group >= 0) return "update " + group_layer(op.group);
-      return m.schedule.is_worker(host) ? "update" : "update head";
-    case OpKind::encode:
-      return "encode " + group_layer(op.group);
-    case OpKind::decode:
-      return "decode " + group_layer(op.group);
-    case OpKind::copy:
-      return "copy " + group_layer(op.group);
-    case OpKind::send:
-    case OpKind::receive: {
-      std::string text(schedule::to_string(op.message.kind));
-      if (op.message.kind == MessageKind::pull || op.message.kind == MessageKind::push) {
-        text += " " + layer(static_cast<LayerId>(op.message.item));
-      } else if (op.message.kind == MessageKind::ready || op.message.kind == MessageKind::go) {
-        text += " buffer " + std::to_string(op.message.item);
-      }
-      return text;
-    }
-    case OpKind::allreduce:
-      return "all-reduce " + std::to_string(op.buffer);
-  }
-  return "op";
-}
-
-ActivityKind activity_of(OpKind kind) {
-  switch (kind) {
-    case OpKind::update:
-      return ActivityKind::update;
-    case OpKind::aggregate:
-      return ActivityKind::aggregate;
-    case OpKind::encode:
-    case OpKind::decode:
-      return ActivityKind::encode;
-    case OpKind::copy:
-      return ActivityKind::copy;
-    default:
-      return ActivityKind::compute;
-  }
+  return schedule::op_label(m.schedule, m.world.scenario.model, host, op);
 }
 
 // The CPU time that moving a message's bytes takes on `host`'s device CPU, at `s_per_byte`; 0
@@ -579,7 +517,7 @@ void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
     if (seconds > 0.0) start_on(device, seconds)->wait();
     const double end = sg4::Engine::get_clock();
     if (world.measured(k) && seconds > 0.0) {
-      world.record_work(rs.host, -1, activity_of(op.kind), k,
+      world.record_work(rs.host, -1, schedule::activity_of(op.kind), k,
                         world.traced(k) ? label_of(m, rs.host, op) : std::string(), start, end);
     }
     return end;

@@ -2,12 +2,15 @@
 // CIFAR nets, with 1 PS + 2 workers and 2 PS + 3 workers, cut given and "auto", shards placed
 // round-robin, greedily and balanced, every host sends the same messages (peer, kind, item,
 // payload bytes) in the same order on each connection, both resolve "auto" to the same cut and
-// place the same shards, and bytes per host equal the schedule's exactly, headers counted.
+// place the same shards, bytes per host equal the schedule's exactly, headers counted, and the
+// last step's traces hold the same activities on the same tracks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "../support/run_command.hpp"
@@ -58,21 +61,74 @@ Channels channels(const Json& result) {
   return out;
 }
 
+// A Chrome trace's activities: (process, thread) names -> the activities' names, sorted.
+std::map<std::pair<std::string, std::string>, std::vector<std::string>> tracks(const Json& trace) {
+  std::map<int64_t, std::string> processes;
+  std::map<std::pair<int64_t, int64_t>, std::string> threads;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "M") continue;
+    const std::string name = e.at("args").value("name", "");
+    if (e.at("name") == "process_name") processes[e.at("pid").get<int64_t>()] = name;
+    if (e.at("name") == "thread_name") {
+      threads[{e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>()}] = name;
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> out;
+  for (const Json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const int64_t pid = e.at("pid").get<int64_t>();
+    out[{processes.at(pid), threads.at({pid, e.at("tid").get<int64_t>()})}].push_back(
+        e.at("name").get<std::string>());
+  }
+  for (auto& [track, names] : out) std::sort(names.begin(), names.end());
+  return out;
+}
+
+// The traces agree: every simulated activity is on the same track of the real run, and every
+// transfer track carries the same labels. The real run has more where the simulator leaves out
+// what takes no predicted time (flatten, a free update) or plays a ring's phases as one flow
+// (ring_model "coalesced").
+void check_traces(const Json& predicted, const Json& measured) {
+  const auto p = tracks(predicted);
+  const auto m = tracks(measured);
+  for (const auto& [track, names] : p) {
+    SCOPED_TRACE(track.first + ", " + track.second);
+    ASSERT_TRUE(m.contains(track));
+    const std::vector<std::string>& real = m.at(track);
+    EXPECT_TRUE(std::includes(real.begin(), real.end(), names.begin(), names.end()));
+  }
+  for (const auto& [track, names] : m) {
+    SCOPED_TRACE(track.first + ", " + track.second);
+    const bool transfers = track.second.starts_with("send to") ||
+                           track.second.starts_with("receive from");
+    if (!transfers) continue;
+    ASSERT_TRUE(p.contains(track));
+    const std::set<std::string> real(names.begin(), names.end());
+    const std::set<std::string> simulated(p.at(track).begin(), p.at(track).end());
+    EXPECT_EQ(real, simulated);
+  }
+}
+
 void check_agreement(const std::string& model, const std::string& cut, int ps, int workers) {
   SCOPED_TRACE(model + ", " + std::to_string(ps) + " PS + " + std::to_string(workers) + " workers");
   const TempDir dir("agreement-test");
   const std::string file = write_scenario(dir.path, model, cut, ps, workers);
   const std::string predicted = (dir.path / "predicted.json").string();
   const std::string measured = (dir.path / "measured.json").string();
+  const std::string predicted_trace = (dir.path / "predicted-trace.json").string();
+  const std::string measured_trace = (dir.path / "measured-trace.json").string();
   const auto sim = run_command(ralp_binary() + " simulate --quiet --messages " + file +
-                               " --json " + predicted);
+                               " --json " + predicted + " --trace " + predicted_trace);
   if (sim.status != 0 && sim.err.find("not built") != std::string::npos) {
     GTEST_SKIP() << "this build has no simulator: " << sim.err;
   }
   ASSERT_EQ(sim.status, 0) << sim.err;
   const auto real = run_command(testing::loopback_mpirun(
-      ps + workers, "--quiet --messages " + file + " --json " + measured, 200));
+      ps + workers,
+      "--quiet --messages " + file + " --json " + measured + " --trace " + measured_trace, 200));
   ASSERT_EQ(real.status, 0) << real.out << real.err;
+  check_traces(parse_json_text(testing::read_file(predicted_trace), predicted_trace),
+               parse_json_text(testing::read_file(measured_trace), measured_trace));
 
   const Json p = parse_json_text(testing::read_file(predicted), predicted);
   const Json m = parse_json_text(testing::read_file(measured), measured);

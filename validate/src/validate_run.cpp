@@ -242,7 +242,9 @@ class Runner {
                          const std::string& name, const fs::path& file);
   NetworkFit calibrate_link(const LinkRate& rate);
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile);
-  Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label);
+  // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty.
+  Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
+                const fs::path& trace = {});
 
   const ValidateOptions& o_;
   std::unique_ptr<Hosts> hosts_;
@@ -372,11 +374,12 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   return fit;
 }
 
-Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std::string& label) {
-  const ProcessResult r =
-      run_process({o_.ralp.string(), "simulate", scenario.string(), "--json", json.string(),
-                   "--quiet", "--jobs", "1"},
-                  {.timeout_s = kSimulateTimeoutS});
+Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
+                      const fs::path& trace) {
+  std::vector<std::string> argv = {o_.ralp.string(), "simulate", scenario.string(), "--json",
+                                   json.string(),    "--quiet",  "--jobs",          "1"};
+  if (!trace.empty()) argv.insert(argv.end(), {"--trace", trace.string()});
+  const ProcessResult r = run_process(argv, {.timeout_s = kSimulateTimeoutS});
   if (r.status != 0) {
     throw std::runtime_error("ralp simulate " + scenario.string() + " failed (status " +
                              std::to_string(r.status) + "): " + last_lines(r.output, 3));
@@ -409,7 +412,8 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                             predicted_json.string());
   settings.steps = plan_steps(first_prediction, o_.point_budget_s, o_.min_steps, o_.max_steps);
   write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
-  const Json predicted = simulate(scenario, predicted_json, predicted_json.string());
+  const Json predicted = simulate(scenario, predicted_json, predicted_json.string(),
+                                  folder / "predicted-trace.json");
 
   const auto pins = hosts_ ? pin_ranks(layout, cores_) : std::vector<std::optional<int>>{};
   const bool pinned = o_.hostfile ? true : fits_cores(layout, cores_);
@@ -420,8 +424,9 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                                                    : pins,
                      folder);
   argv.insert(argv.end(), {o_.ralp.string(), "cluster", fs::absolute(scenario).string(), "--json",
-                           measured_json.string(), "--quiet", "--step-timeout",
-                           fixed(o_.step_timeout_s, 0) + "s"});
+                           measured_json.string(), "--trace",
+                           fs::absolute(folder / "measured-trace.json").string(), "--quiet",
+                           "--step-timeout", fixed(o_.step_timeout_s, 0) + "s"});
   write_text(folder / "command.sh", shell_quote(argv) + "\n");
   const double expected = (settings.steps + settings.warmup_steps) *
                           predicted_step_time_s(predicted, predicted_json.string());

@@ -36,6 +36,10 @@ struct RankRecord {
   std::vector<std::optional<double>> part_done;
   std::vector<LossSample> losses;
   std::vector<SentMessage> sent;  // in the last step, in the order they were posted
+  // The last step's operations on the common clock (host left 0): device work when it ran,
+  // a send from its posting to its completion, a receive from when both ends had posted it to
+  // its arrival, each ring phase as a send and a receive.
+  std::vector<Activity> timeline;
   friend bool operator==(const RankRecord&, const RankRecord&) = default;
 };
 

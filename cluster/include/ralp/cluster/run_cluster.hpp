@@ -39,6 +39,8 @@ struct ClusterOptions {
   // Keep every host's sent messages of the last step in the results (for checking them against
   // the schedule and the simulator).
   bool keep_messages = false;
+  // Keep the last step's timeline, every rank's, in the results (ralp cluster --trace).
+  bool keep_timeline = false;
   // Rank 0's progress lines; may be empty.
   std::function<void(const std::string&)> progress;
 };

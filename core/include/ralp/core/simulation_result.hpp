@@ -14,30 +14,6 @@
 
 namespace ralp {
 
-enum class ActivityKind {
-  compute,    // a layer's forward or backward on a worker or on the head PS
-  update,     // applying gradients (PS shard, head PS, or a worker after all-reduce)
-  aggregate,  // summing a worker's gradient into a PS shard's or the head's accumulator
-  encode,     // gradient compression or decompression
-  copy,       // host-device copy over PCIe
-  send,       // a transfer, on the sender's track
-  receive,    // the same transfer, on the receiver's track
-};
-std::string_view to_string(ActivityKind kind);
-
-// One interval of a host's timeline.
-struct Activity {
-  int32_t host = 0;  // index into StrategyResult::hosts
-  int32_t peer = -1; // other end of a transfer
-  ActivityKind kind = ActivityKind::compute;
-  int32_t step = 0;
-  std::string label;  // layer name, "pull conv1", "ring 3/14", ...
-  double start = 0.0;  // simulated seconds
-  double end = 0.0;
-  double bytes = 0.0;
-  friend bool operator==(const Activity&, const Activity&) = default;
-};
-
 struct LinkLoad {
   std::string name;
   double bytes = 0.0;        // per step, averaged over the measured steps
@@ -62,7 +38,6 @@ struct StrategyResult : StepResult {
   ComputeSources worker_sources;
   std::optional<ComputeSources> ps_sources;
   std::vector<CutTrial> cut_search;  // cut "auto": every cut simulated
-  std::vector<Activity> timeline;    // the last step
   friend bool operator==(const StrategyResult&, const StrategyResult&) = default;
 };
 

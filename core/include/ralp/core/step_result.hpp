@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,32 @@ struct SentMessage {
   friend bool operator==(const SentMessage&, const SentMessage&) = default;
 };
 
+enum class ActivityKind {
+  compute,    // a layer's forward or backward on a worker or on the head PS
+  update,     // applying gradients (PS shard, head PS, or a worker after all-reduce)
+  aggregate,  // summing a worker's gradient into a PS shard's or the head's accumulator
+  encode,     // gradient compression or decompression
+  copy,       // host-device copy over PCIe
+  send,       // a transfer, on the sender's track
+  receive,    // the same transfer, on the receiver's track
+};
+std::string_view to_string(ActivityKind kind);
+// Throws std::runtime_error for a name that is not an ActivityKind's.
+ActivityKind activity_kind_from_string(const std::string& name);
+
+// One interval of a host's timeline.
+struct Activity {
+  int32_t host = 0;  // index into StepResult::hosts
+  int32_t peer = -1; // other end of a transfer
+  ActivityKind kind = ActivityKind::compute;
+  int32_t step = 0;
+  std::string label;  // layer name, "pull conv1", "ring 3/14", ...
+  double start = 0.0;  // seconds: simulated, or on the real run's common clock
+  double end = 0.0;
+  double bytes = 0.0;
+  friend bool operator==(const Activity&, const Activity&) = default;
+};
+
 struct StepResult {
   std::string label;
   StrategyKind kind = StrategyKind::ps;
@@ -77,6 +104,9 @@ struct StepResult {
   std::vector<ShardShare> shards;
   // When asked for: each host's sent messages in the last step, by host index.
   std::vector<std::vector<SentMessage>> messages;
+  // When asked for: the last step's activities, every host's (ralp simulate --trace, ralp
+  // cluster --trace).
+  std::vector<Activity> timeline;
   friend bool operator==(const StepResult&, const StepResult&) = default;
 };
 

@@ -22,6 +22,9 @@ std::string to_csv(const ScenarioResult& result);
 // Chrome trace event format: one process per (strategy, host), one thread per activity kind and
 // peer, times in microseconds, the last simulated step of each strategy.
 Json to_chrome_trace(const ScenarioResult& result);
+// The same for a real run's last step (ralp cluster --trace): the same threads and labels, so
+// that a measured and a predicted trace of one scenario can be set side by side.
+Json to_chrome_trace(const MeasuredRun& run);
 
 // {"scenario": {..., "mode": "measured"}, "results": [...]}: the document `ralp cluster --json`
 // writes, whose shared fields match `ralp simulate --json`'s.

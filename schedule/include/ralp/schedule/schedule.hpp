@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ralp/core/step_result.hpp"
 #include "ralp/schedule/step_plan.hpp"
 
 namespace ralp::schedule {
@@ -170,5 +171,13 @@ struct RingTotals {
   int64_t reduced_bytes = 0;   // received in the first W - 1 phases
 };
 RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member);
+
+// What a timeline calls an operation of `host`'s list: its layer ("conv1", "grad conv1",
+// "head worker-0"), its message ("pull conv1", "activations", "go buffer 2") or its buffer
+// ("all-reduce 2"). A simulated and a measured trace use the same words.
+std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t host,
+                     const Op& op);
+// The timeline's kind for a device or copy operation (transfers are sends and receives).
+ActivityKind activity_of(OpKind kind);
 
 }  // namespace ralp::schedule
