@@ -30,6 +30,7 @@ struct ClusterCommandOptions {
   std::string dump_parameters;
   bool messages = false;
   bool quiet = false;
+  bool compute_yields = false;
 };
 
 std::string in_out(const MeasuredResult& r, const std::string& host) {
@@ -143,6 +144,10 @@ void add_cluster_command(CLI::App& app, Action& action) {
   // A testing aid: every host's sent messages of the last step in the JSON, to compare with the
   // schedule and the simulator.
   cmd->add_flag("--messages", options->messages)->group("");
+  cmd->add_flag("--compute-yields", options->compute_yields,
+                "On a CPU, run the kernels below the threads that move messages (Linux's "
+                "SCHED_IDLE class), so that these take the core at once when they wake: for "
+                "ranks with a core of their own, as ralp validate runs them");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   cmd->callback([&action, options] {
     action = [options] {
@@ -180,6 +185,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
                                                          : cluster::ClusterDevice::automatic;
         run_options.dump_parameters = options->dump_parameters;
         run_options.keep_messages = options->messages;
+        run_options.compute_yields = options->compute_yields;
         run_options.keep_timeline = !options->trace.empty();
         run_options.fault = cluster::fault_from_environment();
         strategies = cluster::plan_strategies(*scenario, run_options, auto_cut_resolver(*scenario));

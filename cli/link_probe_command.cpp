@@ -32,6 +32,8 @@ void add_link_probe_command(CLI::App& app, Action& action) {
   cmd->add_flag("--no-cpu", *no_cpu,
                 "Skip the second series, which measures the CPU time the transfers take from a "
                 "thread computing on each rank's core");
+  cmd->add_flag("--compute-yields", options->compute_yields,
+                "Run that thread as ralp cluster --compute-yields runs the kernels");
   cmd->callback([&action, options, json, no_cpu] {
     action = [options, json, no_cpu] {
       check_output_path("--json", *json);

@@ -10,6 +10,7 @@
 
 #include "ralp/core/json_input.hpp"
 #include "ralp/cluster/roles.hpp"
+#include "compute_priority.hpp"
 #include "transport.hpp"
 
 namespace ralp::cluster {
@@ -65,7 +66,7 @@ double exchange(Transport& t, std::vector<char>& payload, int64_t item,
 // took from computation there.
 class Spinner {
  public:
-  Spinner() : thread_([this] { spin(); }) {}
+  explicit Spinner(bool yields) : yields_(yields), thread_([this] { spin(); }) {}
   ~Spinner() {
     stop_.store(true, std::memory_order_relaxed);
     thread_.join();
@@ -76,7 +77,10 @@ class Spinner {
   [[nodiscard]] uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
 
  private:
+  // With `yields`, it runs as a rank's compute thread does with ClusterOptions::compute_yields
+  // (compute_priority.hpp), so that the probe measures what a message costs such a rank.
   void spin() {
+    if (yields_) (void)run_below_communication();
     constexpr int kStepsPerRound = 4096;
     double x = 1.0;
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -86,6 +90,7 @@ class Spinner {
     }
   }
 
+  bool yields_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> rounds_{0};
   volatile double sink_ = 0.0;
@@ -111,7 +116,7 @@ std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
   const Transport::Pause computing = [](int round) {
     std::this_thread::sleep_for(Transport::backoff(round, true));
   };
-  Spinner spinner;
+  Spinner spinner(options.compute_yields);
   std::vector<double> lost;
   for (const int64_t bytes : options.sizes) {
     std::vector<char> payload(static_cast<size_t>(bytes), 1);

@@ -277,6 +277,7 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
                           {static_cast<float>(scenario.training.learning_rate),
                            static_cast<float>(scenario.training.momentum), 0.0F},
                           options.allreduce,
+                          options.compute_yields,
                           workers_comm,
                           {},
                           {}};

@@ -3,15 +3,18 @@
 #include "step_executor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <iostream>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <tuple>
 
+#include "compute_priority.hpp"
 #include "ralp/schedule/fusion.hpp"
 
 namespace ralp::cluster {
@@ -152,8 +155,16 @@ void StepExecutor::run() {
   };
   const auto now_reference = [&t] { return t.now_reference(); };
 
-  // The compute thread: the device stream, in list order, one step after another.
+  // The compute thread: the device stream, in list order, one step after another. On a CPU, with
+  // compute_yields, it yields the core to the threads that move messages as soon as they wake
+  // (compute_priority.hpp).
   std::thread compute([&] {
+    if (ctx_.compute_yields && ctx_.backend.kind() == kernels::BackendKind::cpu) {
+      static std::atomic<bool> warned{false};  // once per process, not per strategy
+      if (const std::string why = run_below_communication(); !why.empty() && !warned.exchange(true)) {
+        std::cerr << "ralp cluster: " << role_.name << ": " << why << std::endl;
+      }
+    }
     try {
       for (int64_t k = 0; k < ctx_.steps; ++k) {
         for (const uint32_t i : device_ops) {

@@ -28,6 +28,7 @@ struct StrategyContext {
   const FaultInjector& faults;
   kernels::SgdOptions sgd;
   AllreduceImplementation allreduce = AllreduceImplementation::ring;
+  bool compute_yields = false;  // ClusterOptions::compute_yields
   MPI_Comm workers_comm = MPI_COMM_NULL;  // the workers only (MPI_Allreduce option)
   ShardPlan shards;                       // ps and ralp: the tail's variables
   RankRecord record;

@@ -334,7 +334,7 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
                                 : pin_ranks(layout_of(Shape::two_node, "ps"), cores_);
   std::vector<std::string> argv = hosts_->mpirun(2, pins, folder);
   argv.insert(argv.end(), {o_.ralp.string(), "link-probe", "--json", json.string(),
-                           "--round-trips", std::to_string(kProbeRoundTrips), "--repetitions",
+                           "--compute-yields", "--round-trips", std::to_string(kProbeRoundTrips), "--repetitions",
                            std::to_string(kProbeRepetitions), "--sizes"});
   double expected = 0.0;
   for (const int64_t s : probe_sizes(rate)) {
@@ -426,7 +426,7 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   argv.insert(argv.end(), {o_.ralp.string(), "cluster", fs::absolute(scenario).string(), "--json",
                            measured_json.string(), "--trace",
                            fs::absolute(folder / "measured-trace.json").string(), "--quiet",
-                           "--step-timeout", fixed(o_.step_timeout_s, 0) + "s"});
+                           "--compute-yields", "--step-timeout", fixed(o_.step_timeout_s, 0) + "s"});
   write_text(folder / "command.sh", shell_quote(argv) + "\n");
   const double expected = (settings.steps + settings.warmup_steps) *
                           predicted_step_time_s(predicted, predicted_json.string());

@@ -18,6 +18,8 @@ struct LinkProbeOptions {
   int repetitions = 5;    // transfers per size; the median is kept
   double timeout_s = 60;  // a silent peer fails the probe after this long
   bool cpu = true;        // also measure the CPU time transfers take (LinkProbeResult::cpu)
+  // The CPU series' computing thread runs as `ralp cluster --compute-yields` runs the kernels.
+  bool compute_yields = false;
 };
 
 // One size's transfers: rank 0 sends `bytes` of payload to rank 1, which answers with a

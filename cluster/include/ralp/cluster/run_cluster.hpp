@@ -31,6 +31,10 @@ struct ClusterOptions {
   std::optional<Seconds> step_timeout;  // overrides the scenario's training.step_timeout
   AllreduceImplementation allreduce = AllreduceImplementation::ring;
   ClusterDevice device = ClusterDevice::automatic;
+  // On a CPU, the compute thread runs in Linux's SCHED_IDLE class, below the threads that move
+  // messages, which then take the core at once when they wake (docs/cluster.md). For ranks with
+  // cores of their own: anything else busy on a rank's core takes it from the kernels.
+  bool compute_yields = false;
   // A directory for each strategy's final parameters, "<label>.params": every parameter of the
   // model in model order (per layer weight, then bias), float32 in plain order, host byte order.
   std::string dump_parameters;
