@@ -75,6 +75,7 @@ struct StepExecutor::State {
   std::condition_variable news;     // for the MPI thread: an operation completed, or an error
   bool computing = false;           // the compute thread is running an operation
   std::vector<int32_t> remaining;  // per op: dependencies not yet complete
+  std::vector<int32_t> device_remaining;  // per op: device operations among them
   int64_t step = -1;               // the step whose device stream may run
   // Completed on the compute thread (which already released their dependents), with their end
   // times, not yet counted by the MPI thread.
@@ -131,19 +132,35 @@ void StepExecutor::run() {
     lane->ops.push_back(i);
   }
 
+  // Per op, its device dependencies (which the compute thread releases), and whether it also
+  // waits for one of the MPI thread's operations.
+  std::vector<int32_t> device_in_degree(n, 0);
+  std::vector<bool> waits_on_mpi(n, false);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (const uint32_t d : dependents[i]) {
+      if (ops[i].stream() == Stream::device) {
+        ++device_in_degree[d];
+      } else {
+        waits_on_mpi[d] = true;
+      }
+    }
+  }
   // Whether the MPI thread has work when device operation i completes: a dependent of another
-  // stream, or the step's last device operation (after which the step can end). Otherwise the
-  // compute thread goes on without waking it: handing every operation to the MPI thread and back
-  // cost two thread switches on the rank's core per operation.
+  // stream, a dependent that also waits for a message (which the MPI thread may now need to
+  // notice: urgent_receive below), or the step's last device operation (after which the step can
+  // end). Otherwise the compute thread goes on without waking it: handing every operation to the
+  // MPI thread and back cost two thread switches on the rank's core per operation.
   std::vector<bool> wakes_mpi(n, false);
   for (const uint32_t i : device_ops) {
     wakes_mpi[i] = i == device_ops.back() ||
-                   std::any_of(dependents[i].begin(), dependents[i].end(),
-                               [&](uint32_t d) { return ops[d].stream() != Stream::device; });
+                   std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t d) {
+                     return ops[d].stream() != Stream::device || waits_on_mpi[d];
+                   });
   }
 
   State state;
   state.remaining = in_degree;
+  state.device_remaining = device_in_degree;
   // The last step's activities, on the record's timeline.
   const auto trace = [&](ActivityKind kind, int32_t peer, int64_t step, std::string label,
                          double start, double end, int64_t bytes) {
@@ -187,7 +204,10 @@ void StepExecutor::run() {
             state.computing = false;
             state.device_intervals.push_back({start, end, k, true});
             if (k + 1 == ctx_.steps) state.last_step_device.emplace_back(i, start, end);
-            for (const uint32_t d : dependents[i]) --state.remaining[d];
+            for (const uint32_t d : dependents[i]) {
+              --state.remaining[d];
+              --state.device_remaining[d];
+            }
             state.device_done.emplace_back(i, end);
           }
           if (wakes_mpi[i]) state.news.notify_one();
@@ -263,6 +283,7 @@ void StepExecutor::run() {
       {
         std::lock_guard lock(state.mutex);
         state.remaining = in_degree;
+        state.device_remaining = device_in_degree;
         state.step = k;
       }
       state.changed.notify_all();
@@ -470,6 +491,21 @@ void StepExecutor::run() {
         }
         state.changed.notify_all();
         if (moved || completed == n) continue;
+        // Whether noticing a completion soon can matter: a ring or a send in progress, or a
+        // receive that some operation waits for with all its device dependencies done (or that
+        // nothing waits for). A receive whose dependents all still wait for the compute thread
+        // is noticed when that thread wakes this one (wakes_mpi): in allreduce the receives of
+        // the ring's coordination are posted at the start of a step, and polling for them kept
+        // the MPI thread waking 2,900 times a second, taking 11% of the core from the kernels.
+        const auto urgent = [&] {
+          if (ring) return true;
+          std::lock_guard lock(state.mutex);
+          return std::any_of(in_flight.begin(), in_flight.end(), [&](const InFlight& f) {
+            if (ops[f.op].kind != OpKind::receive || dependents[f.op].empty()) return true;
+            return std::any_of(dependents[f.op].begin(), dependents[f.op].end(),
+                               [&](uint32_t d) { return state.device_remaining[d] == 0; });
+          });
+        };
         // Nothing to do until a message completes or the compute thread finishes an operation.
         t.wait_until([&] {
           std::lock_guard lock(state.mutex);
@@ -481,7 +517,7 @@ void StepExecutor::run() {
             return t.done(ring->send) && t.done(ring->receive);
           }
           return ring && t.done(ring->receive);
-        }, 0.0, in_flight.empty() && !ring ? await_compute : pause);
+        }, 0.0, urgent() ? pause : await_compute);
       }
       record.part_done[static_cast<size_t>(k)] = part_done;
     }
