@@ -9,10 +9,11 @@ namespace ralp::cluster {
 // Puts the calling thread in Linux's SCHED_IDLE class, so that the rank's communication threads
 // (its MPI thread and Open MPI's TCP progress thread), when they wake, take the core from it at
 // once. At the same priority they wait for the computation's time slice to end: on a 2-core
-// paravirtualized guest (Linux 6.18), a header-only round trip between two ranks whose cores
-// computed took 10 to 12 ms instead of 0.2 ms, and a ring all-reduce hardly moved bytes while
-// backward ran. The computation still gets the whole core whenever they sleep. Returns an empty
-// string, or why the class could not be set (the thread then keeps its class).
+// paravirtualized guest (Linux 6.18), a 64 KiB message and its header-only acknowledgement
+// between two ranks whose cores computed took 10 to 12 ms instead of 0.5 ms, and a ring
+// all-reduce moved bytes at half the link's rate while backward ran. The computation still gets
+// the whole core whenever they sleep. Returns an empty string, or why the class could not be set
+// (the thread then keeps its class).
 std::string run_below_communication();
 
 }  // namespace ralp::cluster

@@ -147,7 +147,7 @@ void StepExecutor::run() {
   }
   // Whether the MPI thread has work when device operation i completes: a dependent of another
   // stream, a dependent that also waits for a message (which the MPI thread may now need to
-  // notice: urgent_receive below), or the step's last device operation (after which the step can
+  // notice: `urgent` below), or the step's last device operation (after which the step can
   // end). Otherwise the compute thread goes on without waking it: handing every operation to the
   // MPI thread and back cost two thread switches on the rank's core per operation.
   std::vector<bool> wakes_mpi(n, false);
@@ -178,7 +178,8 @@ void StepExecutor::run() {
   std::thread compute([&] {
     if (ctx_.compute_yields && ctx_.backend.kind() == kernels::BackendKind::cpu) {
       static std::atomic<bool> warned{false};  // once per process, not per strategy
-      if (const std::string why = run_below_communication(); !why.empty() && !warned.exchange(true)) {
+      const std::string why = run_below_communication();
+      if (!why.empty() && !warned.exchange(true)) {
         std::cerr << "ralp cluster: " << role_.name << ": " << why << std::endl;
       }
     }

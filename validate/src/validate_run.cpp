@@ -329,13 +329,14 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   fs::create_directories(folder);
   const fs::path json = fs::absolute(folder / "probe.json");
   // Ranks pinned as a 2-node point's are, so that each rank's computing thread in the probe's CPU
-  // series shares its core with the rank's messages, as a worker's kernels do.
+  // series shares its core with the rank's messages, as a worker's kernels do, and runs below
+  // them, as the points' kernels do (--compute-yields).
   const auto pins = o_.hostfile ? std::vector<std::optional<int>>(2)
                                 : pin_ranks(layout_of(Shape::two_node, "ps"), cores_);
   std::vector<std::string> argv = hosts_->mpirun(2, pins, folder);
   argv.insert(argv.end(), {o_.ralp.string(), "link-probe", "--json", json.string(),
-                           "--compute-yields", "--round-trips", std::to_string(kProbeRoundTrips), "--repetitions",
-                           std::to_string(kProbeRepetitions), "--sizes"});
+                           "--compute-yields", "--round-trips", std::to_string(kProbeRoundTrips),
+                           "--repetitions", std::to_string(kProbeRepetitions), "--sizes"});
   double expected = 0.0;
   for (const int64_t s : probe_sizes(rate)) {
     argv.push_back(std::to_string(s));
@@ -423,10 +424,13 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                                                          static_cast<size_t>(ranks_of(layout)))
                                                    : pins,
                      folder);
+  // The kernels run below the threads that move messages, which the simulator assumes answer at
+  // once (docs/cluster.md); each rank has its core, or shares it only with other workers.
   argv.insert(argv.end(), {o_.ralp.string(), "cluster", fs::absolute(scenario).string(), "--json",
                            measured_json.string(), "--trace",
                            fs::absolute(folder / "measured-trace.json").string(), "--quiet",
-                           "--compute-yields", "--step-timeout", fixed(o_.step_timeout_s, 0) + "s"});
+                           "--compute-yields", "--step-timeout",
+                           fixed(o_.step_timeout_s, 0) + "s"});
   write_text(folder / "command.sh", shell_quote(argv) + "\n");
   const double expected = (settings.steps + settings.warmup_steps) *
                           predicted_step_time_s(predicted, predicted_json.string());
