@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [44.2951142:7388.81099]
-set yrange [44.2951142:7388.81099]
+set xrange [45.589667:7351.94849]
+set yrange [45.589667:7351.94849]
 set size ratio -1
 set grid
 set key top left
