@@ -24,6 +24,7 @@ struct SimulateOptions {
   std::string json;
   std::string csv;
   std::string trace;
+  std::string replay;
   std::string fidelity = "event";
   int jobs = 0;
   bool messages = false;
@@ -180,6 +181,12 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "(docs/placement.md), for clusters too large to simulate event by event: step "
                   "times only, cut \"auto\" at the analytic best")
       ->check(CLI::IsMember({"event", "analytic"}));
+  cmd->add_option("--replay", options->replay,
+                  "Give each device operation (kernel, sum, update) the time a real run of this "
+                  "scenario measured, from FILE written by ralp cluster --json, instead of the "
+                  "profile's: what the schedule and the network model predict when the kernels' "
+                  "times are known exactly")
+      ->type_name("FILE");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   for (const auto& o : scenario_override_options()) {
     CLI::Option* option =
@@ -214,6 +221,21 @@ void add_simulate_command(CLI::App& app, Action& action) {
         throw InputError("--fidelity", "", "is analytic, which has no timeline or messages: "
                                            "drop --trace, or use --fidelity event");
       }
+      if (!options->replay.empty()) {
+        if (analytic) {
+          throw InputError("--fidelity", "", "is analytic, which plays no schedule: drop "
+                                             "--replay, or use --fidelity event");
+        }
+        sim_options.replay_file = options->replay;
+        sim_options.replay = read_device_times(options->replay);
+        for (const StrategySpec& spec : scenario.strategies) {
+          if (!sim_options.replay.contains(spec.label)) {
+            throw InputError(options->replay, "/results",
+                             "has no strategy \"" + spec.label +
+                                 "\"; expected ralp cluster --json of this scenario");
+          }
+        }
+      }
       // Cut "auto" is resolved by the placement search, as `ralp cluster` resolves it.
       const ScenarioResult result =
           analytic ? placement::analytic_scenario(scenario)
@@ -222,8 +244,18 @@ void add_simulate_command(CLI::App& app, Action& action) {
       if (sim_options.progress) std::cerr << "\r\033[K";
       const bool table_on_stdout =
           options->json != "-" && options->csv != "-" && options->trace != "-";
-      if (table_on_stdout) print_table(scenario, result, analytic);
-      if (!options->json.empty()) write_output(options->json, reports::to_json(result).dump(2) + "\n");
+      if (table_on_stdout) {
+        print_table(scenario, result, analytic);
+        if (!options->replay.empty()) {
+          std::cout << "device operations: the times the run in " << options->replay
+                    << " measured (--replay), not the profile's\n";
+        }
+      }
+      if (!options->json.empty()) {
+        Json j = reports::to_json(result);
+        if (!options->replay.empty()) j["scenario"]["replay"] = options->replay;
+        write_output(options->json, j.dump(2) + "\n");
+      }
       if (!options->csv.empty()) write_output(options->csv, reports::to_csv(result));
       if (!options->trace.empty()) {
         write_output(options->trace, reports::to_chrome_trace(result).dump() + "\n");

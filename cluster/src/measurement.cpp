@@ -24,9 +24,19 @@ Json to_json(const RankRecord& r) {
     timeline.push_back({a.peer, std::string(to_string(a.kind)), a.step, a.label, a.start, a.end,
                         a.bytes});
   }
-  return {{"name", r.name},         {"start", r.start},         {"intervals", intervals},
-          {"bytes_in", r.bytes_in}, {"bytes_out", r.bytes_out}, {"part_done", parts},
-          {"losses", losses},       {"sent", sent},             {"timeline", timeline}};
+  Json device_ops = Json::array();
+  for (const auto& [op, label] : r.device_ops) device_ops.push_back({op, label});
+  return {{"name", r.name},
+          {"start", r.start},
+          {"intervals", intervals},
+          {"bytes_in", r.bytes_in},
+          {"bytes_out", r.bytes_out},
+          {"part_done", parts},
+          {"losses", losses},
+          {"sent", sent},
+          {"timeline", timeline},
+          {"device_ops", device_ops},
+          {"device_seconds", r.device_seconds}};
 }
 
 RankRecord rank_record_from_json(const Json& j) {
@@ -55,6 +65,15 @@ RankRecord rank_record_from_json(const Json& j) {
                             activity_kind_from_string(a.at(1).get<std::string>()),
                             a.at(2).get<int32_t>(), a.at(3).get<std::string>(),
                             a.at(4).get<double>(), a.at(5).get<double>(), a.at(6).get<double>()});
+    }
+    for (const auto& d : j.at("device_ops")) {
+      r.device_ops.emplace_back(d.at(0).get<int32_t>(), d.at(1).get<std::string>());
+    }
+    r.device_seconds = j.at("device_seconds").get<std::vector<std::vector<double>>>();
+    for (const auto& step : r.device_seconds) {
+      if (step.size() != r.device_ops.size()) {
+        throw std::runtime_error("a step's device times do not match its device operations");
+      }
     }
     return r;
   } catch (const std::exception& e) {
@@ -119,6 +138,18 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
   }
   if (std::any_of(records.begin(), records.end(), [](const RankRecord& r) { return !r.sent.empty(); })) {
     for (const RankRecord& r : records) out.messages.push_back(r.sent);
+  }
+  for (const RankRecord& r : records) {
+    if (r.device_seconds.empty()) continue;
+    if (r.device_seconds.size() != steps) {
+      throw std::invalid_argument("rank records of different lengths");
+    }
+    for (size_t p = 0; p < r.device_ops.size(); ++p) {
+      std::vector<double> samples;
+      for (size_t k = first_measured; k < steps; ++k) samples.push_back(r.device_seconds[k].at(p));
+      out.device_times.push_back(
+          {r.name, r.device_ops[p].first, r.device_ops[p].second, median(std::move(samples))});
+    }
   }
   for (size_t i = 0; i < records.size(); ++i) {
     for (Activity a : records[i].timeline) {

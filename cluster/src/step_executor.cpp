@@ -2,6 +2,8 @@
 // sends, receives, copies and ring all-reduces.
 #include "step_executor.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -67,6 +69,13 @@ const char* fault_phase(const Op& op) {
   }
 }
 
+// The CPU time the calling thread has used, in seconds.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 }  // namespace
 
 struct StepExecutor::State {
@@ -83,6 +92,8 @@ struct StepExecutor::State {
   std::vector<BusyInterval> device_intervals;
   // The last step's device operations: op, start, end (for the record's timeline).
   std::vector<std::tuple<uint32_t, double, double>> last_step_device;
+  // Per step, the time of each device operation, in the order of device_ops (RankRecord).
+  std::vector<std::vector<double>> device_seconds;
   std::exception_ptr error;
   bool stop = false;
 };
@@ -161,6 +172,11 @@ void StepExecutor::run() {
   State state;
   state.remaining = in_degree;
   state.device_remaining = device_in_degree;
+  state.device_seconds.assign(static_cast<size_t>(ctx_.steps),
+                              std::vector<double>(device_ops.size(), 0.0));
+  // A kernel's own time: on a CPU the compute thread's CPU time, which leaves out the moments the
+  // message threads took its core; on a GPU the wall time to the device's completion.
+  const bool cpu_time = ctx_.backend.kind() == kernels::BackendKind::cpu;
   // The last step's activities, on the record's timeline.
   const auto trace = [&](ActivityKind kind, int32_t peer, int64_t step, std::string label,
                          double start, double end, int64_t bytes) {
@@ -185,7 +201,8 @@ void StepExecutor::run() {
     }
     try {
       for (int64_t k = 0; k < ctx_.steps; ++k) {
-        for (const uint32_t i : device_ops) {
+        for (size_t position = 0; position < device_ops.size(); ++position) {
+          const uint32_t i = device_ops[position];
           {
             std::unique_lock lock(state.mutex);
             state.changed.wait(lock, [&] {
@@ -197,12 +214,15 @@ void StepExecutor::run() {
           const Op& op = ops[i];
           if (const char* phase = fault_phase(op)) ctx_.faults.at(phase, k);
           const double start = now_reference();
+          const double cpu_start = cpu_time ? thread_cpu_seconds() : 0.0;
           actions_.run_device(op, k);
           ctx_.backend.synchronize();
           const double end = now_reference();
+          const double own = cpu_time ? thread_cpu_seconds() - cpu_start : end - start;
           {
             std::lock_guard lock(state.mutex);
             state.computing = false;
+            state.device_seconds[static_cast<size_t>(k)][position] = own;
             state.device_intervals.push_back({start, end, k, true});
             if (k + 1 == ctx_.steps) state.last_step_device.emplace_back(i, start, end);
             for (const uint32_t d : dependents[i]) {
@@ -533,6 +553,8 @@ void StepExecutor::run() {
   for (const auto& [i, start, end] : state.last_step_device) {
     trace(schedule::activity_of(ops[i].kind), -1, ctx_.steps - 1, label(ops[i]), start, end, 0);
   }
+  for (const uint32_t i : device_ops) record.device_ops.emplace_back(i, label(ops[i]));
+  record.device_seconds = std::move(state.device_seconds);
 }
 
 }  // namespace ralp::cluster

@@ -187,6 +187,12 @@ Json to_json(const MeasuredRun& run) {
     j["loss"] = loss;
     j["backend"] = r.backend;
     j["threads"] = r.threads;
+    Json times = Json::array();
+    for (const DeviceOpTime& t : r.device_times) {
+      times.push_back(
+          {{"host", t.host}, {"op", t.op}, {"label", t.label}, {"seconds", t.seconds}});
+    }
+    j["device_times"] = std::move(times);
     results.push_back(std::move(j));
   }
   return {{"scenario",

@@ -616,4 +616,48 @@ ActivityKind activity_of(OpKind kind) {
   }
 }
 
+std::optional<ReplayMismatch> replay_device_times(Schedule& schedule, const LayerGraph& model,
+                                                  std::span<const DeviceOpTime> times) {
+  std::vector<std::vector<bool>> given(schedule.roles.size());
+  for (size_t r = 0; r < schedule.roles.size(); ++r) given[r].assign(schedule.roles[r].ops.size(), false);
+  for (size_t e = 0; e < times.size(); ++e) {
+    const DeviceOpTime& t = times[e];
+    const auto role = std::find_if(schedule.roles.begin(), schedule.roles.end(),
+                                   [&](const RoleSchedule& r) { return r.name == t.host; });
+    if (role == schedule.roles.end()) {
+      return ReplayMismatch{e, "names host \"" + t.host + "\", which this schedule does not have"};
+    }
+    const auto r = static_cast<size_t>(role - schedule.roles.begin());
+    if (static_cast<size_t>(t.op) >= role->ops.size() ||
+        role->ops[static_cast<size_t>(t.op)].stream() != Stream::device) {
+      return ReplayMismatch{e, "names operation " + std::to_string(t.op) + " of " + t.host +
+                                   ", which is not one of its device operations here"};
+    }
+    Op& op = role->ops[static_cast<size_t>(t.op)];
+    const std::string label = op_label(schedule, model, role->host, op);
+    if (label != t.label) {
+      return ReplayMismatch{e, "names operation " + std::to_string(t.op) + " of " + t.host + " \"" +
+                                   t.label + "\", which is \"" + label +
+                                   "\" here: the run followed another schedule"};
+    }
+    if (given[r][static_cast<size_t>(t.op)]) {
+      return ReplayMismatch{e, "gives operation " + std::to_string(t.op) + " of " + t.host + " twice"};
+    }
+    given[r][static_cast<size_t>(t.op)] = true;
+    op.seconds = t.seconds;
+  }
+  for (size_t r = 0; r < schedule.roles.size(); ++r) {
+    const RoleSchedule& role = schedule.roles[r];
+    for (size_t i = 0; i < role.ops.size(); ++i) {
+      if (role.ops[i].stream() == Stream::device && !given[r][i]) {
+        return ReplayMismatch{times.size(),
+                              "has no time for " + role.name + "'s operation " + std::to_string(i) +
+                                  " (" + op_label(schedule, model, role.host, role.ops[i]) +
+                                  "): the run followed another schedule"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace ralp::schedule

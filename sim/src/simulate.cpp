@@ -27,7 +27,19 @@ struct Task {
   const StrategySpec* strategy = nullptr;
   std::optional<Head> cut;
   RunOptions run;
+  const DeviceTimes* replay = nullptr;  // measured device times to play instead of the profile's
+  const std::string* replay_file = nullptr;
 };
+
+void replay(schedule::Schedule& steps, const LayerGraph& model, const Task& task) {
+  if (task.replay == nullptr) return;
+  const DeviceTimes& times = *task.replay;
+  if (const auto bad = schedule::replay_device_times(steps, model, times.ops)) {
+    throw InputError(*task.replay_file,
+                     bad->entry == times.ops.size() ? times.path : json_path(times.path, bad->entry),
+                     bad->problem);
+  }
+}
 
 // What a child sends back: a result or the error it met. A head that is not a suffix runs the
 // model in its order, and the result names it as the file's model does.
@@ -37,13 +49,15 @@ std::string run_child(const Scenario& scenario, const Task& task) {
       const std::optional<LayerId> cut =
           task.cut ? std::optional<LayerId>(task.cut->cut()) : std::nullopt;
       const schedule::StepPlan plan = schedule::make_step_plan(scenario, *task.strategy, cut);
-      const schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
+      schedule::Schedule steps = schedule::build_schedule(plan, scenario.parameter_servers);
+      replay(steps, scenario.model, task);
       return to_json(run_step_model(scenario, steps, task.run), task.run.timeline);
     }
     const Scenario headed = scenario_for_head(scenario, *task.cut);
     const schedule::StepPlan plan =
         schedule::make_step_plan(headed, *task.strategy, task.cut->cut());
-    const schedule::Schedule steps = schedule::build_schedule(plan, headed.parameter_servers);
+    schedule::Schedule steps = schedule::build_schedule(plan, headed.parameter_servers);
+    replay(steps, headed.model, task);
     StrategyResult result = run_step_model(headed, steps, task.run);
     result.cut = head_name(scenario.model, *task.cut);
     result.head_layers = head_layer_names(scenario.model, *task.cut);
@@ -209,9 +223,11 @@ ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedS
   std::vector<Task> tasks;
   std::vector<std::optional<size_t>> task_of(resolved.size());
   for (size_t s = 0; s < resolved.size(); ++s) {
-    if (resolved[s].searched_result && !run.timeline && !run.messages) continue;
+    const auto replayed = options.replay.find(resolved[s].spec.label);
+    const DeviceTimes* times = replayed == options.replay.end() ? nullptr : &replayed->second;
+    if (resolved[s].searched_result && !run.timeline && !run.messages && times == nullptr) continue;
     task_of[s] = tasks.size();
-    tasks.push_back({&resolved[s].spec, resolved[s].cut, run});
+    tasks.push_back({&resolved[s].spec, resolved[s].cut, run, times, &options.replay_file});
   }
   std::vector<StrategyResult> raw = run_tasks(scenario, tasks, jobs, options);
 

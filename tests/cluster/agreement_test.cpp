@@ -2,8 +2,9 @@
 // CIFAR nets, with 1 PS + 2 workers and 2 PS + 3 workers, cut given and "auto", shards placed
 // round-robin, greedily and balanced, every host sends the same messages (peer, kind, item,
 // payload bytes) in the same order on each connection, both resolve "auto" to the same cut and
-// place the same shards, bytes per host equal the schedule's exactly, headers counted, and the
-// last step's traces hold the same activities on the same tracks.
+// place the same shards, bytes per host equal the schedule's exactly, headers counted, the
+// last step's traces hold the same activities on the same tracks, and the run's device times
+// replay onto the simulator's schedule.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,6 +163,12 @@ void check_agreement(const std::string& model, const std::string& cut, int ps, i
       EXPECT_EQ(b["hosts"][h]["bytes_out"].get<double>(), static_cast<double>(expected[h].out));
     }
   }
+  // The run's device times fit the simulator's schedule of every strategy one to one (replay
+  // refuses a missing, extra or differently labelled operation): both ran the same device
+  // operations under the same names.
+  const auto replayed = run_command(ralp_binary() + " simulate --quiet " + file + " --replay " +
+                                    measured + " --json " + (dir.path / "replayed.json").string());
+  EXPECT_EQ(replayed.status, 0) << replayed.err;
 }
 
 TEST(Agreement, AlexNetOnePsTwoWorkers) { check_agreement("cifar_alexnet", "fc3", 1, 2); }

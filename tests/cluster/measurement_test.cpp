@@ -24,6 +24,8 @@ std::vector<RankRecord> records() {
   w0.part_done.assign(3, std::nullopt);
   w0.losses = {{0, 0, 2.3}, {1, 0, 2.0}, {2, 0, 1.0}};
   w0.sent = {{"push", "ps-0", 3, 100}};
+  w0.device_ops = {{4, "conv1"}, {9, "grad conv1"}};
+  w0.device_seconds = {{9.0, 9.0}, {1.0, 4.0}, {3.0, 2.0}};
   RankRecord w1 = w0;
   w1.name = "worker-1";
   w1.start = 0.2;
@@ -77,6 +79,22 @@ TEST(Measurement, BytesSplitsAndLossOverTheMeasuredSteps) {
   EXPECT_DOUBLE_EQ(r.loss[0], 2.2);
   EXPECT_DOUBLE_EQ(r.loss[1], 2.1);
   EXPECT_DOUBLE_EQ(r.loss[2], 1.1);
+}
+
+TEST(Measurement, DeviceTimesAreMediansOverTheMeasuredSteps) {
+  std::vector<RankRecord> in = records();
+  in[2].device_seconds = {{9.0, 9.0}, {5.0, 6.0}, {7.0, 6.0}};
+  const MeasuredResult r = summarise(in, 1, 1, 8);
+  // ps-0 has no device operations; each worker's two, over steps 1 and 2 (step 0 is warm-up).
+  EXPECT_EQ(r.device_times, (std::vector<DeviceOpTime>{{"worker-0", 4, "conv1", 2.0},
+                                                      {"worker-0", 9, "grad conv1", 3.0},
+                                                      {"worker-1", 4, "conv1", 6.0},
+                                                      {"worker-1", 9, "grad conv1", 6.0}}));
+  in[1].device_seconds.pop_back();
+  EXPECT_THROW(summarise(in, 1, 1, 8), std::invalid_argument);
+  Json j = to_json(records()[1]);
+  j["device_seconds"][1] = Json::array({1.0});
+  EXPECT_THROW(rank_record_from_json(j), std::runtime_error);
 }
 
 TEST(Measurement, RejectsRecordsWithoutMeasuredStepsOrParts) {

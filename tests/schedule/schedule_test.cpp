@@ -2,6 +2,8 @@
 // each strategy's messages, their bytes, and what waits for what.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ralp/schedule/fusion.hpp"
 #include "ralp/schedule/schedule.hpp"
 
@@ -164,6 +166,72 @@ TEST(Schedule, NeedsParameterServersWhereTheStrategyDoes) {
   const Scenario sc = scenario(R"(["allreduce"])");
   EXPECT_THROW(build_schedule(make_step_plan(sc, {StrategyKind::ps, "ps"}, std::nullopt), 0),
                std::invalid_argument);
+}
+
+// Every device operation of every host, with its label and a time of its own.
+std::vector<DeviceOpTime> device_times(const Schedule& s, const LayerGraph& model) {
+  std::vector<DeviceOpTime> out;
+  for (const RoleSchedule& role : s.roles) {
+    for (size_t i = 0; i < role.ops.size(); ++i) {
+      if (role.ops[i].stream() != Stream::device) continue;
+      out.push_back({role.name, static_cast<int32_t>(i), op_label(s, model, role.host, role.ops[i]),
+                     0.001 * static_cast<double>(out.size() + 1)});
+    }
+  }
+  return out;
+}
+
+TEST(Schedule, ReplayGivesEachDeviceOperationItsMeasuredTime) {
+  const Scenario sc = scenario(R"(["ps"])");
+  Schedule s = schedule_of(sc);
+  const std::vector<DeviceOpTime> times = device_times(s, sc.model);
+  // ps-0 sums two gradients and updates; each worker runs the layer forward and backward (and
+  // the loss).
+  ASSERT_GE(times.size(), 7u);
+  EXPECT_EQ(replay_device_times(s, sc.model, times), std::nullopt);
+  for (const DeviceOpTime& t : times) {
+    const auto role = std::find_if(s.roles.begin(), s.roles.end(),
+                                   [&](const RoleSchedule& r) { return r.name == t.host; });
+    EXPECT_DOUBLE_EQ(role->ops[static_cast<size_t>(t.op)].seconds, t.seconds) << t.label;
+  }
+}
+
+TEST(Schedule, ReplayRefusesTimesOfAnotherSchedule) {
+  const Scenario sc = scenario(R"(["ps"])");
+  const std::vector<DeviceOpTime> good = device_times(schedule_of(sc), sc.model);
+  const auto mismatch = [&](std::vector<DeviceOpTime> times) {
+    Schedule s = schedule_of(sc);
+    return replay_device_times(s, sc.model, times);
+  };
+  auto times = good;
+  times[2].label = "conv9";
+  auto bad = mismatch(times);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->entry, 2u);
+  EXPECT_NE(bad->problem.find("another schedule"), std::string::npos) << bad->problem;
+
+  times = good;
+  times[1].host = "worker-7";
+  bad = mismatch(times);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->entry, 1u);
+  EXPECT_NE(bad->problem.find("worker-7"), std::string::npos);
+
+  times = good;
+  times[0].op = 1000;
+  EXPECT_EQ(mismatch(times)->entry, 0u);
+
+  times = good;
+  times.push_back(times.front());
+  EXPECT_EQ(mismatch(times)->entry, good.size());  // the same operation twice
+
+  times = good;
+  times.pop_back();
+  bad = mismatch(times);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->entry, times.size());  // one missing: the list as a whole
+  EXPECT_NE(bad->problem.find("has no time for " + good.back().host), std::string::npos)
+      << bad->problem;
 }
 
 TEST(Fusion, CyclesTakeWhatIsReadyAtTheirTick) {

@@ -1,12 +1,15 @@
 // Outputs: results survive JSON, the CLI's JSON/CSV/trace files are well formed and the same
 // scenario and seed give the same bytes.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include "../support/run_command.hpp"
+#include "ralp/core/head.hpp"
 #include "ralp/core/simulation_result.hpp"
+#include "ralp/schedule/schedule.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "sim_fixtures.hpp"
 
@@ -150,6 +153,94 @@ TEST(Outputs, MoreWorkersThanTheSimulatorRunsAreRefusedUpFront) {
     EXPECT_EQ(result.out, "") << command;
   }
   std::filesystem::remove(file);
+}
+
+// A measured run's file as ralp cluster --json writes it, whose device times are the schedule's
+// own times of each strategy, times `factor`.
+Json device_times_document(const Scenario& sc, double factor) {
+  Json results = Json::array();
+  for (const StrategySpec& spec : sc.strategies) {
+    std::optional<LayerId> cut;
+    if (const auto head = strategy_head(sc.model, spec)) cut = head->cut();
+    const schedule::Schedule s =
+        schedule::build_schedule(schedule::make_step_plan(sc, spec, cut), sc.parameter_servers);
+    Json times = Json::array();
+    for (const schedule::RoleSchedule& role : s.roles) {
+      for (size_t i = 0; i < role.ops.size(); ++i) {
+        if (role.ops[i].stream() != schedule::Stream::device) continue;
+        times.push_back({{"host", role.name},
+                         {"op", i},
+                         {"label", schedule::op_label(s, sc.model, role.host, role.ops[i])},
+                         {"seconds", role.ops[i].seconds * factor}});
+      }
+    }
+    results.push_back({{"strategy", spec.label}, {"device_times", times}});
+  }
+  return {{"results", results}};
+}
+
+TEST(Outputs, ReplayPlaysTheDeviceTimesARunMeasured) {
+  TempDir dir("replay");
+  const std::string scenario = dir / "s.json";
+  std::ofstream(scenario) << R"({"name": "replay", "model": "cifar_alexnet", "batch_per_worker": 16,
+      "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "gtx1080ti",
+                  "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+      "strategies": ["ps", {"name": "ralp", "cut": "fc3"}, "allreduce"],
+      "steps": 2, "warmup_steps": 1, "seed": 7})";
+  const Scenario sc = load_scenario(scenario);
+  const auto simulate = [&](const std::string& replay, const std::string& json) {
+    const auto r = run_command(ralp_binary() + " simulate --quiet " + scenario + " --json " + json +
+                               (replay.empty() ? "" : " --replay " + replay));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return read_json_file(json).at("results");
+  };
+  const Json predicted = simulate("", dir / "predicted.json");
+  // The schedule's own times replay to the same steps, to the bit.
+  std::ofstream(dir / "same.json") << device_times_document(sc, 1.0).dump();
+  const Json same = simulate(dir / "same.json", dir / "same-out.json");
+  // Twice the times: each worker computes twice as long.
+  std::ofstream(dir / "twice.json") << device_times_document(sc, 2.0).dump();
+  const Json twice = simulate(dir / "twice.json", dir / "twice-out.json");
+  ASSERT_EQ(predicted.size(), 3u);
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    EXPECT_EQ(same[i].at("step_times_s"), predicted[i].at("step_times_s")) << i;
+    const double compute = predicted[i].at("worker_mean").at("compute_s").get<double>();
+    EXPECT_NEAR(twice[i].at("worker_mean").at("compute_s").get<double>(), 2.0 * compute,
+                1e-9 * compute) << i;
+    EXPECT_GT(twice[i].at("step_time_mean_s").get<double>(),
+              predicted[i].at("step_time_mean_s").get<double>()) << i;
+  }
+  EXPECT_EQ(read_json_file(dir / "same-out.json").at("scenario").at("replay"), dir / "same.json");
+}
+
+TEST(Outputs, ReplayRefusesTimesOfAnotherRunInOneLine) {
+  TempDir dir("replay-bad");
+  const std::string scenario = dir / "s.json";
+  std::ofstream(scenario) << R"({"name": "replay", "model": "cifar_alexnet", "batch_per_worker": 16,
+      "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "gtx1080ti",
+                  "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+      "strategies": ["ps", "allreduce"], "steps": 2, "warmup_steps": 1, "seed": 7})";
+  const Scenario sc = load_scenario(scenario);
+  const auto refused = [&](const Json& document, const std::string& expected) {
+    std::ofstream(dir / "m.json") << document.dump();
+    const auto r = run_command(ralp_binary() + " simulate --quiet " + scenario + " --replay " +
+                               (dir / "m.json"));
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  };
+  Json document = device_times_document(sc, 1.0);
+  document["results"][1]["device_times"][3]["label"] = "conv9";
+  refused(document, "m.json: /results/1/device_times/3 names operation");
+  document = device_times_document(sc, 1.0);
+  document["results"][0]["device_times"].erase(0);
+  refused(document, "m.json: /results/0/device_times has no time for");
+  document = device_times_document(sc, 1.0);
+  document["results"].erase(1);
+  refused(document, "has no strategy \"allreduce\"");
+  document = device_times_document(sc, 1.0);
+  document["results"][0]["device_times"][0]["seconds"] = -1;
+  refused(document, "/results/0/device_times/0/seconds");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
@@ -40,6 +41,10 @@ struct RankRecord {
   // a send from its posting to its completion, a receive from when both ends had posted it to
   // its arrival, each ring phase as a send and a receive.
   std::vector<Activity> timeline;
+  // Its device operations (index in the role's list, label), in the order the device stream runs
+  // them, and per step the time each took (DeviceOpTime says which time).
+  std::vector<std::pair<int32_t, std::string>> device_ops;
+  std::vector<std::vector<double>> device_seconds;
   friend bool operator==(const RankRecord&, const RankRecord&) = default;
 };
 

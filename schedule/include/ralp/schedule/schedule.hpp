@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ralp/core/measured_result.hpp"
 #include "ralp/core/step_result.hpp"
 #include "ralp/schedule/step_plan.hpp"
 
@@ -179,5 +180,17 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
                      const Op& op);
 // The timeline's kind for a device or copy operation (transfers are sends and receives).
 ActivityKind activity_of(OpKind kind);
+
+// Gives the device operations the times a real run of this schedule measured
+// (core/measured_result.hpp). Each entry must name a host of the schedule, the index of one of
+// its device operations and that operation's label (op_label); every device operation of every
+// host gets exactly one. On the first entry that does not fit, returns its index (times.size()
+// when one is missing) and the problem, leaving the schedule partly changed.
+struct ReplayMismatch {
+  size_t entry = 0;
+  std::string problem;
+};
+std::optional<ReplayMismatch> replay_device_times(Schedule& schedule, const LayerGraph& model,
+                                                  std::span<const DeviceOpTime> times);
 
 }  // namespace ralp::schedule

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "ralp/core/head.hpp"
+#include "ralp/core/measured_result.hpp"
 #include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
 
@@ -18,6 +20,11 @@ struct SimulateOptions {
   bool keep_messages = false;   // keep every host's sent messages of the last step
   // Called with a one-line progress message ("ralp: cut 12/39 ...") as simulations finish.
   std::function<void(const std::string&)> progress;
+  // Device times a real run measured (read_device_times of replay_file), by strategy label: the
+  // strategies named play their schedule with them instead of the profile's times (a cut the
+  // run did not use shows as a mismatch: InputError).
+  std::string replay_file;
+  std::map<std::string, DeviceTimes> replay;
 };
 
 // A strategy with its head resolved: the scenario's cut or head, or for cut "auto" the head a
