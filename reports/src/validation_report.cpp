@@ -138,6 +138,30 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                   ".png](" + plot + ".png).");
   }
 
+  if (run.contains("replay_summary")) {
+    doc.heading(3, "With the kernel times each run measured");
+    std::vector<std::vector<std::string>> replay_rows;
+    i = 0;
+    for (const Json& s : at(run, "replay_summary", "")) {
+      const std::string path = "/replay_summary/" + std::to_string(i++);
+      const double med = num(s, "median_abs_error_pct", path);
+      const double max = num(s, "max_abs_error_pct", path);
+      const std::string group = str(s, "group", path);
+      replay_rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path),
+                             fixed(med, 1) + "%", fixed(max, 1) + "%",
+                             med <= target_median && max <= target_max ? "met" : "not met"});
+    }
+    doc.table({"strategy", "points", "median abs error", "max abs error", "target"}, replay_rows,
+              {A::left, A::right, A::right, A::right, A::left});
+    doc.paragraph(
+        "Each point simulated again, every device operation (layer pass, gradient sum, update) "
+        "given the time it took in the point's own run instead of the profile's: the median over "
+        "the measured steps of its thread's CPU time (`ralp simulate --replay`, "
+        "`points/ID/replayed.json`). What error is left is the schedule's and the network "
+        "model's; the difference from the table above is the kernels' times, which the machine's "
+        "wandering speed moves between the calibration and the run.");
+  }
+
   doc.heading(2, "Calibration used");
   const Json& profile = at(run, "profile", "");
   std::vector<std::string> items = {
@@ -233,6 +257,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
          str(p, "steps", path) + " + " + str(p, "warmup_steps", path),
          ms(num(m, "step_time_s", path)) + " +- " + ms(num(m, "spread_s", path)),
          ms(num(q, "step_time_s", path)), signed_pct(num(p, "error_pct", path)),
+         p.contains("replayed") ? ms(num(at(p, "replayed", path), "step_time_s", path)) + " (" +
+                                      signed_pct(num(p, "replay_error_pct", path)) + ")"
+                                : std::string("-"),
          split(m, path + "/measured"), split(q, path + "/predicted"),
          ms(num(m, "ps_busy_s", path)) + " / " + ms(num(q, "ps_busy_s", path)),
          bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
@@ -240,7 +267,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
              bytes_in(q, "worker-0", path + "/predicted")});
   }
   doc.table({"model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms",
-             "error", "worker compute / comm / wait ms, measured", "same, predicted",
+             "error", "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
              "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p"},
             point_rows, {A::left, A::left, A::left, A::left});
   doc.paragraph(

@@ -126,6 +126,27 @@ TEST(ValidationReport, MachineSpeedWhenValidateMeasuredItAgain) {
   EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, ReplayedErrorsWhenThePointsWereReplayed) {
+  EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("each run measured"),
+            std::string::npos);
+  Json doc = run_document();
+  Json& point = doc["points"][0];
+  point["replayed"] = point["predicted"];
+  point["replayed"]["step_time_s"] = 0.0502;
+  point["replay_error_pct"] = 0.4;
+  doc["replay_summary"] = {{{"group", "ps"}, {"points", 1}, {"median_abs_error_pct", 0.4},
+                            {"max_abs_error_pct", 0.4}},
+                           {{"group", "all"}, {"points", 1}, {"median_abs_error_pct", 0.4},
+                            {"max_abs_error_pct", 9.5}}};
+  const std::string md = validation_markdown(doc, "pvm", std::nullopt);
+  EXPECT_NE(md.find("### With the kernel times each run measured"), std::string::npos) << md;
+  EXPECT_NE(md.find("| ps | 1 | 0.4% | 0.4% | met |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **all** | 1 | 0.4% | 9.5% | not met |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 51.0 | +2.0% | 50.2 (+0.4%) |"), std::string::npos) << md;
+  doc["replay_summary"][0].erase("max_abs_error_pct");
+  EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
+}
+
 TEST(ValidationReport, WritesReportAndPlots) {
   const auto dir = std::filesystem::temp_directory_path() / ("ralp-report-test-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

@@ -72,6 +72,23 @@ TEST(Comparison, ErrorsAndSummary) {
                             .max_abs_error_pct = 8.0}));
 }
 
+TEST(Comparison, ReplayedErrorsHaveTheirOwnSummary) {
+  std::vector<PointComparison> points = {point("ps", 0.100, 0.102), point("ps", 0.050, 0.048),
+                                         point("allreduce", 0.200, 0.180)};
+  points[0].replayed.step_time_s = 0.101;  // +1%
+  points[1].replayed.step_time_s = 0.0485;  // -3%
+  points[2].replayed.step_time_s = 0.204;  // +2%
+  EXPECT_NEAR(points[1].replay_error_pct(), -3.0, 1e-9);
+  EXPECT_NEAR(points[1].error_pct(), -4.0, 1e-9);
+  const auto s = summarise(points, &PointComparison::replay_error_pct);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_NEAR(s[0].median_abs_error_pct, 2.0, 1e-9);  // of 1 and 3
+  EXPECT_NEAR(s[1].max_abs_error_pct, 2.0, 1e-9);
+  EXPECT_NEAR(s[2].median_abs_error_pct, 2.0, 1e-9);  // of 1, 2, 3
+  EXPECT_NEAR(s[2].max_abs_error_pct, 3.0, 1e-9);
+  EXPECT_NEAR(summarise(points)[2].max_abs_error_pct, 10.0, 1e-9);  // the prediction's
+}
+
 TEST(LinkFit, RecoversGoodputAndFixedCost) {
   // 10 MB/s goodput, rtt 100 us, transfers a + S / g with a = 300 us: fixed cost 250 us one way.
   LinkProbe probe{.rtt_s = 100e-6};

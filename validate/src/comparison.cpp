@@ -46,6 +46,11 @@ Json figures_json(const PointFigures& f, bool with_spread) {
   return j;
 }
 
+double relative_error_pct(double predicted, double measured) {
+  if (!(measured > 0.0)) return 0.0;
+  return (predicted - measured) / measured * 100.0;
+}
+
 }  // namespace
 
 const Json& only_result(const Json& document, const std::string& label) {
@@ -123,11 +128,14 @@ PointFigures predicted_figures(const Json& result, const std::string& label) {
 }
 
 double PointComparison::error_pct() const {
-  if (!(measured.step_time_s > 0.0)) return 0.0;
-  return (predicted.step_time_s - measured.step_time_s) / measured.step_time_s * 100.0;
+  return relative_error_pct(predicted.step_time_s, measured.step_time_s);
 }
 
-std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points) {
+double PointComparison::replay_error_pct() const {
+  return relative_error_pct(replayed.step_time_s, measured.step_time_s);
+}
+
+std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points, ErrorOf error) {
   std::vector<std::string> groups;
   for (const auto& p : points) {
     if (std::find(groups.begin(), groups.end(), p.kind) == groups.end()) groups.push_back(p.kind);
@@ -137,7 +145,7 @@ std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points) 
   for (const auto& g : groups) {
     std::vector<double> errors;
     for (const auto& p : points) {
-      if (g == "all" || p.kind == g) errors.push_back(std::abs(p.error_pct()));
+      if (g == "all" || p.kind == g) errors.push_back(std::abs((p.*error)()));
     }
     ErrorSummary s{.group = g, .points = errors.size()};
     s.median_abs_error_pct = median_of(errors);
@@ -167,7 +175,9 @@ Json to_json(const PointComparison& p) {
           {"warmup_steps", p.warmup_steps},
           {"measured", figures_json(p.measured, true)},
           {"predicted", figures_json(p.predicted, false)},
-          {"error_pct", p.error_pct()}};
+          {"replayed", figures_json(p.replayed, false)},
+          {"error_pct", p.error_pct()},
+          {"replay_error_pct", p.replay_error_pct()}};
 }
 
 Json to_json(const ErrorSummary& s) {

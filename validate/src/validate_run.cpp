@@ -242,9 +242,10 @@ class Runner {
                          const std::string& name, const fs::path& file);
   NetworkFit calibrate_link(const LinkRate& rate);
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile);
-  // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty.
+  // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty,
+  // and plays the device times a run measured when `replay` names its JSON.
   Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
-                const fs::path& trace = {});
+                const fs::path& trace = {}, const fs::path& replay = {});
 
   const ValidateOptions& o_;
   std::unique_ptr<Hosts> hosts_;
@@ -376,10 +377,11 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
 }
 
 Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
-                      const fs::path& trace) {
+                      const fs::path& trace, const fs::path& replay) {
   std::vector<std::string> argv = {o_.ralp.string(), "simulate", scenario.string(), "--json",
                                    json.string(),    "--quiet",  "--jobs",          "1"};
   if (!trace.empty()) argv.insert(argv.end(), {"--trace", trace.string()});
+  if (!replay.empty()) argv.insert(argv.end(), {"--replay", replay.string()});
   const ProcessResult r = run_process(argv, {.timeout_s = kSimulateTimeoutS});
   if (r.status != 0) {
     throw std::runtime_error("ralp simulate " + scenario.string() + " failed (status " +
@@ -446,6 +448,9 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                              "): " + why + " (log: " + (folder / "cluster.log").string() + ")");
   }
   const Json measured = only_result(read_json_file(measured_json), measured_json.string());
+  const fs::path replayed_json = folder / "replayed.json";
+  const Json replayed = simulate(scenario, replayed_json, replayed_json.string(),
+                                 folder / "replayed-trace.json", measured_json);
   PointComparison c{.id = point.id(),
                     .scenario = point.scenario_name,
                     .model = point.model,
@@ -460,6 +465,7 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                     .warmup_steps = settings.warmup_steps};
   c.measured = measured_figures(measured, measured_json.string());
   c.predicted = predicted_figures(predicted, predicted_json.string());
+  c.replayed = predicted_figures(replayed, replayed_json.string());
   return c;
 }
 
@@ -519,11 +525,14 @@ ValidationRun Runner::run() {
     say("[" + std::to_string(i + 1) + "/" + std::to_string(grid.size()) + "] " + point.id() +
         ": measured " + fixed(c.measured.step_time_s * 1e3, 1) + " ms, predicted " +
         fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" + (c.error_pct() >= 0 ? "+" : "") +
-        fixed(c.error_pct(), 1) + "%); ETA " +
+        fixed(c.error_pct(), 1) + "%), replayed " + fixed(c.replayed.step_time_s * 1e3, 1) +
+        " ms (" + (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) +
+        "%); ETA " +
         duration(per_point * static_cast<double>(grid.size() - i - 1)));
   }
   hosts_.reset();  // the namespaces go now, before the report is written
   run.summary = summarise(run.points);
+  run.replay_summary = summarise(run.points, &PointComparison::replay_error_pct);
 
   // This machine's speed can move within minutes; the same kernels measured again after the last
   // point say by how much it moved while the points ran.
@@ -688,6 +697,8 @@ Json to_json(const ValidationRun& run) {
   for (const auto& p : run.points) points.push_back(to_json(p));
   Json summary = Json::array();
   for (const auto& s : run.summary) summary.push_back(to_json(s));
+  Json replay_summary = Json::array();
+  for (const auto& s : run.replay_summary) replay_summary.push_back(to_json(s));
   Json provenance = Json::object();
   for (const auto& [k, v] : run.profile.provenance) provenance[k] = v;
   Json speed = Json::array();
@@ -714,6 +725,7 @@ Json to_json(const ValidationRun& run) {
           {"speed_check", speed_check},
           {"points", points},
           {"summary", summary},
+          {"replay_summary", replay_summary},
           {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},
           {"loadavg_start", run.loadavg_start},
           {"loadavg_end", run.loadavg_end},

@@ -64,8 +64,13 @@ struct PointComparison {
   int warmup_steps = 0;
   PointFigures measured;
   PointFigures predicted;
+  // The simulator again, its device operations given the times the run measured
+  // (ralp simulate --replay): what is left of the error when the kernels' times are right.
+  PointFigures replayed;
   // (predicted - measured) / measured x 100.
   [[nodiscard]] double error_pct() const;
+  // The same for the replayed step time.
+  [[nodiscard]] double replay_error_pct() const;
 };
 
 PointFigures measured_figures(const Json& result, const std::string& label);
@@ -78,8 +83,11 @@ struct ErrorSummary {
   double max_abs_error_pct = 0.0;
 };
 
-// Median and largest |error| per strategy kind (in the order kinds first appear), then "all".
-std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points);
+// Median and largest |error| per strategy kind (in the order kinds first appear), then "all", of
+// the prediction or of the replay.
+using ErrorOf = double (PointComparison::*)() const;
+std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points,
+                                    ErrorOf error = &PointComparison::error_pct);
 
 // The accuracy target: median |error| <= 3% and max |error| <= 8% overall.
 inline constexpr double kTargetMedianPct = 3.0;

@@ -79,6 +79,7 @@ struct ValidationRun {
   std::vector<RateCalibration> links;
   std::vector<PointComparison> points;
   std::vector<ErrorSummary> summary;
+  std::vector<ErrorSummary> replay_summary;  // of the replays (PointComparison::replayed)
   std::vector<SpeedCheck> speed_checks;
   std::filesystem::path speed_check_profile;  // the kernels measured again after the grid
   std::string loadavg_start, loadavg_end;
