@@ -2,6 +2,9 @@
 // header-only acknowledgements. Includes <mpi.h> (through transport.hpp).
 #include "ralp/cluster/link_probe.hpp"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -30,12 +33,12 @@ double median(std::vector<double> v) {
 }
 
 // Each transfer of the CPU series follows an idle window on each rank, as long as the size's
-// previous transfer took (within these bounds), over which the computing thread's undisturbed rate
-// is measured: this machine's speed drifts within seconds, so each transfer gets its own.
+// previous transfer took (within these bounds), over which the share of the core that other work
+// takes while the rank is idle (timer ticks, the system) is measured, to be left out.
 constexpr double kMinIdleWindowS = 0.02;
 constexpr double kMaxIdleWindowS = 0.5;
-// The losses are small against that drift, so short transfers repeat beyond the options'
-// repetitions until the size's transfers took this long, up to kMaxCpuRepetitions.
+// The losses are small, so short transfers repeat beyond the options' repetitions until the
+// size's transfers took this long, up to kMaxCpuRepetitions.
 constexpr double kCpuSeriesSeconds = 1.0;
 constexpr int kMaxCpuRepetitions = 25;
 
@@ -61,12 +64,19 @@ double exchange(Transport& t, std::vector<char>& payload, int64_t item,
   return monotonic_seconds() - start;
 }
 
-// A thread that computes without pause on the rank's core (it inherits the rank's binding) and
-// counts its rounds: the rounds it misses while a transfer runs are the CPU time the transfer
-// took from computation there.
+// A thread that computes without pause on the rank's core (it inherits the rank's binding). The
+// time its core is not running it while a transfer runs (elapsed time less its CPU time) is the
+// time the transfer's threads and interrupts took from computation there: measured so, it does
+// not depend on how fast the core computes, which on a shared machine wanders within seconds.
 class Spinner {
  public:
-  explicit Spinner(bool yields) : yields_(yields), thread_([this] { spin(); }) {}
+  explicit Spinner(bool yields) : yields_(yields), thread_([this] { spin(); }) {
+    if (pthread_getcpuclockid(thread_.native_handle(), &clock_) != 0) {
+      stop_.store(true, std::memory_order_relaxed);
+      thread_.join();
+      throw std::runtime_error("the link probe cannot read its computing thread's CPU clock");
+    }
+  }
   ~Spinner() {
     stop_.store(true, std::memory_order_relaxed);
     thread_.join();
@@ -74,7 +84,12 @@ class Spinner {
   Spinner(const Spinner&) = delete;
   Spinner& operator=(const Spinner&) = delete;
 
-  [[nodiscard]] uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
+  // The CPU time the thread has used, in seconds.
+  [[nodiscard]] double cpu_seconds() const {
+    timespec ts{};
+    clock_gettime(clock_, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+  }
 
  private:
   // With `yields`, it runs as a rank's compute thread does with ClusterOptions::compute_yields
@@ -86,14 +101,13 @@ class Spinner {
     while (!stop_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < kStepsPerRound; ++i) x = x * 0.999999 + 1e-6;
       sink_ = x;
-      rounds_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 
   bool yields_ = false;
   std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> rounds_{0};
   volatile double sink_ = 0.0;
+  clockid_t clock_{};
   std::thread thread_;
 };
 
@@ -111,7 +125,7 @@ bool continue_series(Transport& t, bool more) {
   return go;
 }
 
-// The CPU series: for each size, the computation time this rank's spinner lost per transfer.
+// The CPU series: for each size, the time per transfer that this rank's core did not compute.
 std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
   const Transport::Pause computing = [](int round) {
     std::this_thread::sleep_for(Transport::backoff(round, true));
@@ -129,16 +143,17 @@ std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
                         (spent < kCpuSeriesSeconds && i < kMaxCpuRepetitions);
       if (!continue_series(t, more)) break;
       const double idle_start = monotonic_seconds();
-      const uint64_t idle_rounds = spinner.rounds();
+      const double idle_cpu = spinner.cpu_seconds();
       std::this_thread::sleep_for(std::chrono::duration<double>(
           std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS)));
-      const double rate = static_cast<double>(spinner.rounds() - idle_rounds) /
-                          (monotonic_seconds() - idle_start);
-      const uint64_t before = spinner.rounds();
+      const double idle_wall = monotonic_seconds() - idle_start;
+      // The share of the core that went elsewhere while nothing moved.
+      const double baseline =
+          std::clamp(1.0 - (spinner.cpu_seconds() - idle_cpu) / idle_wall, 0.0, 1.0);
+      const double cpu_before = spinner.cpu_seconds();
       const double elapsed = exchange(t, payload, i, computing);
-      const double computed =
-          rate > 0.0 ? static_cast<double>(spinner.rounds() - before) / rate : elapsed;
-      times.push_back(elapsed - computed);
+      const double taken = elapsed - (spinner.cpu_seconds() - cpu_before);
+      times.push_back(taken - baseline * elapsed);
       previous = elapsed;
       spent += elapsed;
     }
