@@ -274,13 +274,16 @@ Json validation_checked(const Json& doc, const std::string& file) {
   try {
     (void)validation_plot(doc);
     ObjectReader r(doc, "", file);
-    const Json& summary = array_at(r, "summary");
-    for (size_t i = 0; i < summary.size(); ++i) {
-      ObjectReader s(summary[i], json_path(r.path_of("summary"), i), file);
-      s.string("group");
-      s.integer("points", 0, kMaxCount);
-      s.number("median_abs_error_pct", 0.0, kNoMax);
-      s.number("max_abs_error_pct", 0.0, kNoMax);
+    for (const char* key : {"summary", "replay_summary"}) {
+      if (std::string_view(key) == "replay_summary" && !r.has(key)) continue;  // older runs
+      const Json& summary = array_at(r, key);
+      for (size_t i = 0; i < summary.size(); ++i) {
+        ObjectReader s(summary[i], json_path(r.path_of(key), i), file);
+        s.string("group");
+        s.integer("points", 0, kMaxCount);
+        s.number("median_abs_error_pct", 0.0, kNoMax);
+        s.number("max_abs_error_pct", 0.0, kNoMax);
+      }
     }
   } catch (const InputError& e) {
     throw InputError(file, e.path(), e.problem());
@@ -754,13 +757,35 @@ void validate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
                 "` (`ralp validate`): " + std::to_string(v.at("points").size()) +
                 " points, each `ralp simulate` against a real `ralp cluster` run of the same "
                 "scenario; error = (predicted - measured) / measured step time.");
+  // With the replays' errors beside, when the run has them (each point simulated again with its
+  // run's own kernel times).
+  const auto percent = [](const Json& s, const char* key) {
+    return fixed(s.at(key).get<double>(), 1) + "%";
+  };
+  const bool replayed = v.contains("replay_summary");
   std::vector<std::vector<std::string>> rows;
   for (const Json& s : v.at("summary")) {
-    rows.push_back({s.at("group").get<std::string>(), std::to_string(s.at("points").get<int64_t>()),
-                    fixed(s.at("median_abs_error_pct").get<double>(), 1) + "%",
-                    fixed(s.at("max_abs_error_pct").get<double>(), 1) + "%"});
+    std::vector<std::string> row = {s.at("group").get<std::string>(),
+                                    std::to_string(s.at("points").get<int64_t>()),
+                                    percent(s, "median_abs_error_pct"),
+                                    percent(s, "max_abs_error_pct")};
+    if (replayed) {
+      const Json& all = v.at("replay_summary");
+      const auto r = std::find_if(all.begin(), all.end(),
+                                  [&](const Json& x) { return x.at("group") == s.at("group"); });
+      row.push_back(r == all.end() ? "-" : percent(*r, "median_abs_error_pct"));
+      row.push_back(r == all.end() ? "-" : percent(*r, "max_abs_error_pct"));
+    }
+    rows.push_back(std::move(row));
   }
-  doc.table({"strategy", "points", "median abs error", "max abs error"}, rows, {Align::left});
+  std::vector<std::string> header = {"strategy", "points", "median abs error", "max abs error"};
+  if (replayed) header.insert(header.end(), {"replayed: median", "replayed: max"});
+  doc.table(header, rows, {Align::left});
+  if (replayed) {
+    doc.paragraph("Replayed: each point simulated again with the kernel times its run measured "
+                  "(`ralp simulate --replay`), the error left to the schedule and the network "
+                  "model.");
+  }
   plots.draw(doc, "validate-" + std::to_string(n) + "-predicted-vs-measured",
              "predicted against measured step time", [&](const std::filesystem::path& base) {
                return write_scatter_plot(validation_plot(v), base);

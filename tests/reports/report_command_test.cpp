@@ -6,6 +6,7 @@
 #include <libxml/tree.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -227,6 +228,33 @@ TEST_F(ReportCommand, WithoutGnuplotTheTablesAreWrittenAndThePlotsSkipped) {
   EXPECT_NE(md.find("| ps |"), std::string::npos);
   EXPECT_TRUE(links(md).empty());
   EXPECT_EQ(run.err, "ralp report: plots skipped: gnuplot not found (install gnuplot-nox)\n");
+}
+
+TEST_F(ReportCommand, ValidationSummaryHasTheReplayedErrors) {
+  const fs::path out = *folder_ / "validation";
+  const auto run = run_command("env PATH=/nonexistent " + ralp_binary() + " report " +
+                               kValidation + " --out " + out.string());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string md = read_file((out / "report.md").string());
+  EXPECT_NE(md.find("| strategy | points | median abs error | max abs error | replayed: median | "
+                    "replayed: max |"),
+            std::string::npos)
+      << md;
+  // The same figures as the run's own summary tables.
+  const Json v = read_json_file(kValidation);
+  const Json& all = v.at("summary").back();
+  const Json& replayed = v.at("replay_summary").back();
+  const auto pct = [](const Json& j, const char* key) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", j.at(key).get<double>());
+    return std::string(text);
+  };
+  EXPECT_NE(md.find("| all | " + std::to_string(all.at("points").get<int>()) + " | " +
+                    pct(all, "median_abs_error_pct") + " | " + pct(all, "max_abs_error_pct") +
+                    " | " + pct(replayed, "median_abs_error_pct") + " | " +
+                    pct(replayed, "max_abs_error_pct") + " |"),
+            std::string::npos)
+      << md;
 }
 
 TEST_F(ReportCommand, BadInputsExitTwoWithOneLine) {
