@@ -179,14 +179,20 @@ Json device_times_document(const Scenario& sc, double factor) {
   return {{"results", results}};
 }
 
-TEST(Outputs, ReplayPlaysTheDeviceTimesARunMeasured) {
-  TempDir dir("replay");
-  const std::string scenario = dir / "s.json";
-  std::ofstream(scenario) << R"({"name": "replay", "model": "cifar_alexnet", "batch_per_worker": 16,
+// cifar_alexnet on 1 PS + 2 workers with these strategies (a JSON array), written into `dir`.
+std::string replay_scenario(const TempDir& dir, const std::string& strategies) {
+  const std::string file = dir / "s.json";
+  std::ofstream(file) << R"({"name": "replay", "model": "cifar_alexnet", "batch_per_worker": 16,
       "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "gtx1080ti",
                   "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
-      "strategies": ["ps", {"name": "ralp", "cut": "fc3"}, "allreduce"],
-      "steps": 2, "warmup_steps": 1, "seed": 7})";
+      "strategies": )" << strategies << R"(, "steps": 2, "warmup_steps": 1, "seed": 7})";
+  return file;
+}
+
+TEST(Outputs, ReplayPlaysTheDeviceTimesARunMeasured) {
+  TempDir dir("replay");
+  const std::string scenario =
+      replay_scenario(dir, R"(["ps", {"name": "ralp", "cut": "fc3"}, "allreduce"])");
   const Scenario sc = load_scenario(scenario);
   const auto simulate = [&](const std::string& replay, const std::string& json) {
     const auto r = run_command(ralp_binary() + " simulate --quiet " + scenario + " --json " + json +
@@ -215,11 +221,7 @@ TEST(Outputs, ReplayPlaysTheDeviceTimesARunMeasured) {
 
 TEST(Outputs, ReplayRefusesTimesOfAnotherRunInOneLine) {
   TempDir dir("replay-bad");
-  const std::string scenario = dir / "s.json";
-  std::ofstream(scenario) << R"({"name": "replay", "model": "cifar_alexnet", "batch_per_worker": 16,
-      "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "gtx1080ti",
-                  "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
-      "strategies": ["ps", "allreduce"], "steps": 2, "warmup_steps": 1, "seed": 7})";
+  const std::string scenario = replay_scenario(dir, R"(["ps", "allreduce"])");
   const Scenario sc = load_scenario(scenario);
   const auto refused = [&](const Json& document, const std::string& expected) {
     std::ofstream(dir / "m.json") << document.dump();
