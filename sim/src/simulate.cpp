@@ -31,6 +31,8 @@ struct Task {
   const std::string* replay_file = nullptr;
 };
 
+// Gives the schedule's device operations the task's measured times, if it has any; times that do
+// not fit the schedule are bad input in the replay file.
 void replay(schedule::Schedule& steps, const LayerGraph& model, const Task& task) {
   if (task.replay == nullptr) return;
   const DeviceTimes& times = *task.replay;
