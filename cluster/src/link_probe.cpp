@@ -3,7 +3,6 @@
 #include "ralp/cluster/link_probe.hpp"
 
 #include <pthread.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +11,7 @@
 #include <thread>
 
 #include "ralp/core/json_input.hpp"
+#include "ralp/core/step_result.hpp"
 #include "ralp/cluster/roles.hpp"
 #include "compute_priority.hpp"
 #include "transport.hpp"
@@ -25,12 +25,6 @@ constexpr MessageKind kForward = MessageKind::push;
 constexpr MessageKind kReply = MessageKind::pull;
 // Unmeasured exchanges before each series, so that connections are open and buffers touched.
 constexpr int kWarmUpExchanges = 3;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 // Each transfer of the CPU series follows an idle window on each rank, as long as the size's
 // previous transfer took (within these bounds), over which the share of the core that other work
@@ -85,11 +79,7 @@ class Spinner {
   Spinner& operator=(const Spinner&) = delete;
 
   // The CPU time the thread has used, in seconds.
-  [[nodiscard]] double cpu_seconds() const {
-    timespec ts{};
-    clock_gettime(clock_, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-  }
+  [[nodiscard]] double cpu_seconds() const { return cluster::cpu_seconds(clock_); }
 
  private:
   // With `yields`, it runs as a rank's compute thread does with ClusterOptions::compute_yields

@@ -2,8 +2,6 @@
 // sends, receives, copies and ring all-reduces.
 #include "step_executor.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -67,13 +65,6 @@ const char* fault_phase(const Op& op) {
     default:
       return nullptr;
   }
-}
-
-// The CPU time the calling thread has used, in seconds.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 }  // namespace
@@ -214,11 +205,11 @@ void StepExecutor::run() {
           const Op& op = ops[i];
           if (const char* phase = fault_phase(op)) ctx_.faults.at(phase, k);
           const double start = now_reference();
-          const double cpu_start = cpu_time ? thread_cpu_seconds() : 0.0;
+          const double cpu_start = cpu_time ? cpu_seconds() : 0.0;
           actions_.run_device(op, k);
           ctx_.backend.synchronize();
           const double end = now_reference();
-          const double own = cpu_time ? thread_cpu_seconds() - cpu_start : end - start;
+          const double own = cpu_time ? cpu_seconds() - cpu_start : end - start;
           {
             std::lock_guard lock(state.mutex);
             state.computing = false;

@@ -4,6 +4,8 @@
 // naming the silent rank after the step timeout. Internal to cluster/; includes <mpi.h>.
 #pragma once
 
+#include <time.h>
+
 #include <mpi.h>
 
 #include <chrono>
@@ -48,6 +50,9 @@ std::string_view describe(MessageKind kind);
 
 // Seconds on a monotonic clock shared by the processes of one machine (CLOCK_MONOTONIC).
 double monotonic_seconds();
+// Seconds of CPU time on a CPU-time clock: the calling thread's by default, or another thread's
+// (pthread_getcpuclockid).
+double cpu_seconds(clockid_t clock = CLOCK_THREAD_CPUTIME_ID);
 
 // A contiguous piece of a message's payload; a message is its header plus pieces, in order.
 struct Piece {
