@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -81,6 +82,24 @@ RankRecord rank_record_from_json(const Json& j) {
   }
 }
 
+std::vector<DeviceOpTime> typical_device_times(const RankRecord& record, size_t first_measured) {
+  std::vector<DeviceOpTime> out;
+  if (record.device_seconds.size() <= first_measured) return out;
+  std::vector<double> totals;
+  for (size_t k = first_measured; k < record.device_seconds.size(); ++k) {
+    const std::vector<double>& step = record.device_seconds[k];
+    totals.push_back(std::accumulate(step.begin(), step.end(), 0.0));
+  }
+  const std::vector<size_t> typical = middle_half(totals);
+  for (size_t p = 0; p < record.device_ops.size(); ++p) {
+    double sum = 0.0;
+    for (const size_t k : typical) sum += record.device_seconds[first_measured + k].at(p);
+    out.push_back({record.name, record.device_ops[p].first, record.device_ops[p].second,
+                   sum / static_cast<double>(typical.size())});
+  }
+  return out;
+}
+
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,
                          int64_t warmup_steps, int64_t batch_per_worker) {
   if (records.empty()) throw std::invalid_argument("no rank records");
@@ -140,16 +159,11 @@ MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t paramet
     for (const RankRecord& r : records) out.messages.push_back(r.sent);
   }
   for (const RankRecord& r : records) {
-    if (r.device_seconds.empty()) continue;
-    if (r.device_seconds.size() != steps) {
+    if (!r.device_seconds.empty() && r.device_seconds.size() != steps) {
       throw std::invalid_argument("rank records of different lengths");
     }
-    for (size_t p = 0; p < r.device_ops.size(); ++p) {
-      std::vector<double> samples;
-      for (size_t k = first_measured; k < steps; ++k) samples.push_back(r.device_seconds[k].at(p));
-      out.device_times.push_back(
-          {r.name, r.device_ops[p].first, r.device_ops[p].second, median(std::move(samples))});
-    }
+    const std::vector<DeviceOpTime> typical = typical_device_times(r, first_measured);
+    out.device_times.insert(out.device_times.end(), typical.begin(), typical.end());
   }
   for (size_t i = 0; i < records.size(); ++i) {
     for (Activity a : records[i].timeline) {

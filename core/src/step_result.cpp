@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace ralp {
@@ -61,6 +62,18 @@ double median(std::vector<double> values) {
   if (values.empty()) throw std::invalid_argument("median of no values");
   std::sort(values.begin(), values.end());
   return quantile(values, 0.5);
+}
+
+std::vector<size_t> middle_half(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a] < values[b]; });
+  const size_t quarter = values.size() / 4;
+  std::vector<size_t> middle(order.begin() + static_cast<std::ptrdiff_t>(quarter),
+                             order.end() - static_cast<std::ptrdiff_t>(quarter));
+  std::sort(middle.begin(), middle.end());
+  return middle;
 }
 
 double interquartile_range(std::vector<double> values) {

@@ -155,8 +155,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
               {A::left, A::right, A::right, A::right, A::left});
     doc.paragraph(
         "Each point simulated again, every device operation (layer pass, gradient sum, update) "
-        "given the time it took in the point's own run instead of the profile's: the median over "
-        "the measured steps of its thread's CPU time (`ralp simulate --replay`, "
+        "given the time it took in the point's own run instead of the profile's: the mean of its "
+        "thread's CPU time over the typical measured steps (the middle half by the rank's "
+        "device time) (`ralp simulate --replay`, "
         "`points/ID/replayed.json`). What error is left is the schedule's and the network "
         "model's; the difference from the table above is the kernels' times, which the machine's "
         "wandering speed moves between the calibration and the run.");

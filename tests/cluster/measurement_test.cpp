@@ -42,6 +42,15 @@ TEST(Measurement, MedianAndInterquartileRange) {
   EXPECT_THROW(median({}), std::invalid_argument);
 }
 
+TEST(Measurement, MiddleHalfLeavesOutTheLowestAndHighestQuarters) {
+  EXPECT_EQ(middle_half({5.0, 1.0, 9.0, 3.0}), (std::vector<size_t>{0, 3}));
+  // Seven values: one left out at each end (a quarter of 7, rounded down).
+  EXPECT_EQ(middle_half({7.0, 0.5, 4.0, 2.0, 6.0, 3.0, 99.0}), (std::vector<size_t>{0, 2, 3, 4, 5}));
+  EXPECT_EQ(middle_half({2.0, 1.0, 3.0}), (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(middle_half({4.0}), (std::vector<size_t>{0}));
+  EXPECT_TRUE(middle_half({}).empty());
+}
+
 TEST(Measurement, StepsEndWhenTheirLastPartIsDone) {
   const MeasuredResult r = summarise(records(), 1, 1, 8);
   // The last rank started at 0.2; ps-0 finished its parts at 1.2, 2.2 and 3.7.
@@ -81,15 +90,24 @@ TEST(Measurement, BytesSplitsAndLossOverTheMeasuredSteps) {
   EXPECT_DOUBLE_EQ(r.loss[2], 1.1);
 }
 
-TEST(Measurement, DeviceTimesAreMediansOverTheMeasuredSteps) {
+TEST(Measurement, DeviceTimesAreMeansOverTheTypicalMeasuredSteps) {
   std::vector<RankRecord> in = records();
   in[2].device_seconds = {{9.0, 9.0}, {5.0, 6.0}, {7.0, 6.0}};
   const MeasuredResult r = summarise(in, 1, 1, 8);
-  // ps-0 has no device operations; each worker's two, over steps 1 and 2 (step 0 is warm-up).
+  // ps-0 has no device operations; each worker's two, over steps 1 and 2 (step 0 is warm-up):
+  // with two steps, both are typical.
   EXPECT_EQ(r.device_times, (std::vector<DeviceOpTime>{{"worker-0", 4, "conv1", 2.0},
                                                       {"worker-0", 9, "grad conv1", 3.0},
                                                       {"worker-1", 4, "conv1", 6.0},
                                                       {"worker-1", 9, "grad conv1", 6.0}}));
+  // Four measured steps, each slowed in one operation: the fastest and the slowest step (totals
+  // 4 and 9) are left out, and the means of the other two sum to their totals' mean, where the
+  // operations' medians (3 and 2.5) would sum to less than any step but the fastest.
+  RankRecord w = records()[1];
+  w.device_seconds = {{9.0, 9.0}, {2.0, 2.0}, {4.0, 2.0}, {2.0, 4.5}, {6.0, 3.0}};
+  EXPECT_EQ(typical_device_times(w, 1),
+            (std::vector<DeviceOpTime>{{"worker-0", 4, "conv1", 3.0},
+                                       {"worker-0", 9, "grad conv1", 3.25}}));
   in[1].device_seconds.pop_back();
   EXPECT_THROW(summarise(in, 1, 1, 8), std::invalid_argument);
   Json j = to_json(records()[1]);

@@ -60,4 +60,9 @@ RankRecord rank_record_from_json(const Json& j);
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,
                          int64_t warmup_steps, int64_t batch_per_worker);
 
+// A rank's device times from step `first_measured` on: each operation's mean over the steps whose
+// device time (the sum of the step's operations) is in the middle half (core middle_half), so
+// that the operations sum to a typical step. Empty when the rank recorded none.
+std::vector<DeviceOpTime> typical_device_times(const RankRecord& record, size_t first_measured);
+
 }  // namespace ralp::cluster

@@ -13,8 +13,9 @@
 namespace ralp {
 
 // One device operation of a host's step schedule (its index in the host's list and its label) and
-// the time it took in a real run: the median over the measured steps of the time its thread spent
-// on it, its CPU time on a CPU (so time the core gave other threads is left out) and its wall
+// the time it took in a real run: its mean over the typical measured steps (those whose device
+// time is in the middle half, core middle_half, so that the operations sum to a typical step) of
+// the time its thread spent on it, its CPU time on a CPU (so time the core gave other threads is left out) and its wall
 // time on a GPU. `ralp simulate --replay` plays the schedule with these times instead of the
 // profile's.
 struct DeviceOpTime {

@@ -120,6 +120,12 @@ void set_step_times(StepResult& result, std::vector<double> step_times, int64_t 
 double median(std::vector<double> values);
 double interquartile_range(std::vector<double> values);
 
+// The indices, in increasing order, of the middle half of `values` by size: the lowest and the
+// highest quarter (rounded down) left out. Averaging a step's parts over the steps whose totals
+// are in the middle half gives parts that sum to the totals' interquartile mean, a typical step:
+// medians taken part by part sum to less where each step is slowed in a few random parts.
+std::vector<size_t> middle_half(const std::vector<double>& values);
+
 // The shared fields as JSON, and back; the readers throw std::runtime_error on a malformed
 // document.
 Json to_json(const TimeSplit& split);
