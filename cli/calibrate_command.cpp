@@ -25,6 +25,7 @@ struct CalibrateOptions {
   std::string name;
   int repetitions = 5;
   double min_time = 0.05;
+  int model_steps = 0;
   bool no_end_to_end = false;
   uint64_t seed = 1;
 };
@@ -141,6 +142,10 @@ int run(const CalibrateOptions& o, const std::string& command) {
                      "is " + std::to_string(o.repetitions) + ", expected an integer >= 1");
   }
   if (!(o.min_time > 0.0)) throw InputError(kCommand, "--min-time", "must be > 0 seconds");
+  if (o.model_steps < 0) {
+    throw InputError(kCommand, "--model-steps",
+                     "is " + std::to_string(o.model_steps) + ", expected an integer >= 0");
+  }
   backend_options.threads = o.threads;
   check_output_path("--out", o.out);
 
@@ -152,6 +157,7 @@ int run(const CalibrateOptions& o, const std::string& command) {
   options.repetitions = o.repetitions;
   options.min_time = o.min_time;
   options.end_to_end = !o.no_end_to_end;
+  options.model_steps = o.model_steps;
   options.seed = o.seed;
   options.name = o.name;
   options.command = command;
@@ -205,6 +211,11 @@ void add_calibrate_command(CLI::App& app, Action& action) {
                   "Repetitions of each benchmark; times are their medians")
       ->capture_default_str();
   sub->add_option("--min-time", o->min_time, "Seconds each repetition runs at least")
+      ->capture_default_str();
+  sub->add_option("--model-steps", o->model_steps,
+                  "Training steps each model's end-to-end and in-step timings take at least, "
+                  "over all repetitions (0: as --min-time gives); the in-step layer times are "
+                  "medians over these steps")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the random parameters and inputs")->capture_default_str();
   sub->add_flag("--no-end-to-end", o->no_end_to_end,

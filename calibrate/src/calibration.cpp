@@ -12,12 +12,14 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <sstream>
 
 #include "ralp/calibrate/fit.hpp"
 #include "ralp/core/cost_model.hpp"
+#include "ralp/core/step_result.hpp"
 #include "ralp/kernels/network.hpp"
 
 namespace ralp::calibrate {
@@ -163,8 +165,9 @@ class ModelBench {
 // backward-data, backward-weight samples in seconds.
 using InStepSamples = std::map<std::pair<std::string, int64_t>, std::array<std::vector<double>, 3>>;
 
-// A model stepped with the executor timing every layer, after warm-up steps, adding each step's
-// times to `samples`.
+// A model stepped with the executor timing every layer, after warm-up steps. Each step's times
+// are kept; `flush` adds those of the steps in the middle half by step time (core middle_half) to
+// `samples`, whose means then sum to a typical step's time.
 class InStepBench {
  public:
   InStepBench(Backend& backend, const LayerGraph& graph, int64_t batch, uint64_t seed)
@@ -172,14 +175,27 @@ class InStepBench {
     model_.network().set_timing(true);
     for (int i = 0; i < kInStepWarmUpSteps; ++i) model_.step();
   }
-  void step(InStepSamples& samples) {
+  void step() {
     model_.step();
-    const kernels::Network::LayerTimes& t = model_.network().layer_times();
-    for (LayerId id = 0; id < graph_.size(); ++id) {
-      auto& s = samples[{graph_.layer(id).signature(), batch_}];
-      s[0].push_back(t.forward[id].value());
-      s[1].push_back(t.backward_data[id].value());
-      s[2].push_back(t.backward_weight[id].value());
+    steps_.push_back(model_.network().layer_times());
+  }
+  void flush(InStepSamples& samples) const {
+    std::vector<double> totals;
+    for (const kernels::Network::LayerTimes& t : steps_) {
+      double total = 0.0;
+      for (LayerId id = 0; id < graph_.size(); ++id) {
+        total += t.forward[id].value() + t.backward_data[id].value() + t.backward_weight[id].value();
+      }
+      totals.push_back(total);
+    }
+    for (const size_t k : middle_half(totals)) {
+      const kernels::Network::LayerTimes& t = steps_[k];
+      for (LayerId id = 0; id < graph_.size(); ++id) {
+        auto& s = samples[{graph_.layer(id).signature(), batch_}];
+        s[0].push_back(t.forward[id].value());
+        s[1].push_back(t.backward_data[id].value());
+        s[2].push_back(t.backward_weight[id].value());
+      }
     }
   }
 
@@ -187,12 +203,19 @@ class InStepBench {
   ModelBench model_;
   const LayerGraph& graph_;
   int64_t batch_;
+  std::vector<kernels::Network::LayerTimes> steps_;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+// Google Benchmark iterations per repetition for a model's steps: options.model_steps over the
+// repetitions, rounded up; 0 (as min_time gives) when model_steps is 0.
+int64_t model_iterations(const CalibrationOptions& options) {
+  return options.model_steps > 0
+             ? (options.model_steps + options.repetitions - 1) / options.repetitions
+             : 0;
+}
+
+double mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
 // What one registered benchmark measures.
@@ -201,7 +224,27 @@ struct Job {
   std::function<void()> setup;    // makes the state it needs (once), then warms it up
   std::function<void()> run;      // one iteration's work
   std::function<void()> release;  // frees the state after its last benchmark
+  int64_t iterations = 0;         // per repetition; 0: as many as min_time takes
 };
+
+// A model's training steps with every layer timed; its samples go to `samples` on release.
+Job in_step_job(Backend& backend, const LayerGraph& graph, int64_t batch, uint64_t seed,
+                const std::shared_ptr<InStepSamples>& samples, int64_t iterations) {
+  auto timed = std::make_shared<std::optional<InStepBench>>();
+  return {"in-step " + graph.name() + " b" + std::to_string(batch),
+          [&backend, timed, &graph, batch, seed] {
+            if (*timed) return;
+            timed->emplace(backend, graph, batch, seed);
+            backend.synchronize();
+          },
+          [timed] { (*timed)->step(); },
+          [timed, samples] {
+            if (!*timed) return;
+            (*timed)->flush(*samples);
+            timed->reset();
+          },
+          iterations};
+}
 
 // Collects per-repetition times (seconds per iteration) by benchmark name and reports progress.
 class Collector final : public benchmark::BenchmarkReporter {
@@ -244,7 +287,7 @@ class Collector final : public benchmark::BenchmarkReporter {
     }
     u.elapsed = Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
     u.remaining = u.elapsed * (static_cast<double>(total_ - done_) / static_cast<double>(done_));
-    progress_(u);
+    if (progress_) progress_(u);
   }
 
   // Median seconds and spread ((max - min) / median) of a benchmark's repetitions.
@@ -294,10 +337,14 @@ void run_jobs(Backend& backend, const std::vector<Job>& jobs, const CalibrationO
             state.SkipWithError(e.what());
           }
         });
-    b->Repetitions(options.repetitions)
-        ->MinTime(options.min_time)
-        ->MinWarmUpTime(options.warm_up_time)
-        ->Unit(benchmark::kMillisecond);
+    b->Repetitions(options.repetitions)->Unit(benchmark::kMillisecond);
+    // A fixed iteration count replaces the minimum and warm-up times (Google Benchmark takes
+    // one or the other); such jobs warm up in their setup.
+    if (job->iterations > 0) {
+      b->Iterations(job->iterations);
+    } else {
+      b->MinTime(options.min_time)->MinWarmUpTime(options.warm_up_time);
+    }
     // Real time, not CPU time: multithreaded CPU kernels work on threads the CPU clock misses.
     if (manual_time) {
       b->UseManualTime();
@@ -467,6 +514,7 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   }
 
   auto in_step_samples = std::make_shared<InStepSamples>();
+  const int64_t steps_per_repetition = model_iterations(options);
   if (options.end_to_end) {
     for (const ModelRequest& r : requests) {
       for (const int64_t batch : r.batches) {
@@ -479,18 +527,12 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
                           (*model)->step();
                           backend.synchronize();
                         },
-                        [model] { (*model)->step(); }, [model] { model->reset(); }});
+                        [model] { (*model)->step(); }, [model] { model->reset(); },
+                        steps_per_repetition});
         // The same steps with every layer timed (which waits for the device after each pass),
         // apart from the end-to-end time above so that timing does not slow it.
-        auto timed = std::make_shared<std::optional<InStepBench>>();
-        jobs.push_back({"in-step " + r.graph.name() + " b" + std::to_string(batch),
-                        [&backend, timed, graph, batch, seed = options.seed] {
-                          if (*timed) return;
-                          timed->emplace(backend, *graph, batch, seed);
-                          backend.synchronize();
-                        },
-                        [timed, in_step_samples] { (*timed)->step(*in_step_samples); },
-                        [timed] { timed->reset(); }});
+        jobs.push_back(in_step_job(backend, *graph, batch, options.seed, in_step_samples,
+                                   steps_per_repetition));
       }
     }
   }
@@ -539,6 +581,7 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   p.provenance["loadavg_end"] = read_loadavg();
   p.provenance["repetitions"] = std::to_string(options.repetitions);
   p.provenance["min_time_s"] = std::to_string(options.min_time);
+  p.provenance["model_steps"] = std::to_string(options.model_steps);
   if (!options.command.empty()) p.provenance["command"] = options.command;
   p.provenance["last_level_cache_bytes"] = std::to_string(backend.last_level_cache_bytes());
   p.host = ProfileHost{this_machine_cpu_model(), gpu ? p.provenance["device"] : "", backend.threads()};
@@ -592,8 +635,8 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
     }
     if (const auto it = in_step_samples->find({s.signature, s.batch});
         it != in_step_samples->end() && !it->second[0].empty()) {
-      m.in_step = InStepTimes{Seconds(median(it->second[0])), Seconds(median(it->second[1])),
-                              Seconds(median(it->second[2]))};
+      m.in_step = InStepTimes{Seconds(mean(it->second[0])), Seconds(mean(it->second[1])),
+                              Seconds(mean(it->second[2]))};
     }
     for (const auto& [work, time] : {std::pair{w.forward, m.forward},
                                      std::pair{w.backward_data, m.backward_data},

@@ -71,6 +71,7 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   options.repetitions = 2;
   options.min_time = 0.001;
   options.warm_up_time = 0.0;
+  options.model_steps = 3;
   options.name = "test-cpu";
   size_t updates = 0;
   const DeviceProfile p = calibrate(*backend, requests, options,
@@ -83,6 +84,7 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   EXPECT_EQ(p.name, "test-cpu");
   EXPECT_EQ(p.source, ProfileSource::measured);
   EXPECT_EQ(p.provenance.at("threads"), "1");
+  EXPECT_EQ(p.provenance.at("model_steps"), "3");
   EXPECT_TRUE(p.provenance.contains("onednn"));
   EXPECT_TRUE(p.provenance.contains("loadavg_start"));
   EXPECT_GT(p.gradient_sum_rate.value(), 0.0);
@@ -191,7 +193,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--model vgg16 --device tpu --out -",
                  "error: ralp calibrate: --device is 'tpu', expected one of auto, cpu, cuda"},
         BadInput{"--model vgg16 --threads 0 --out -",
-                 "error: ralp calibrate: --threads is 0, expected an integer >= 1"}),
+                 "error: ralp calibrate: --threads is 0, expected an integer >= 1"},
+        BadInput{"--model vgg16 --model-steps -1 --out -",
+                 "error: ralp calibrate: --model-steps is -1, expected an integer >= 0"}),
     [](const auto& p) { return "case" + std::to_string(p.index); });
 
 }  // namespace

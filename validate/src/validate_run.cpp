@@ -310,7 +310,8 @@ void Runner::calibrate_kernels(const std::vector<std::pair<std::string, int64_t>
                                    std::to_string(o_.threads), "--name", name, "--out",
                                    file.string(), "--repetitions",
                                    std::to_string(o_.calibrate_repetitions), "--min-time",
-                                   fixed(o_.calibrate_min_time_s, 3)};
+                                   fixed(o_.calibrate_min_time_s, 3), "--model-steps",
+                                   std::to_string(o_.calibrate_model_steps)};
   for (const auto& [model, batch] : models) {
     argv.insert(argv.end(), {"--model", model + ":" + std::to_string(batch)});
   }

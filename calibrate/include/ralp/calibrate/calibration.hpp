@@ -38,6 +38,10 @@ struct CalibrationOptions {
   double min_time = 0.05;      // seconds each repetition runs at least
   double warm_up_time = 0.02;  // seconds of warm-up before the repetitions
   bool end_to_end = true;      // also time each model's forward+backward
+  // Training steps each model's end-to-end and in-step benchmarks take at least, over all their
+  // repetitions (0: as min_time gives): a machine whose speed wanders from step to step needs
+  // many steps for the in-step layer times to describe a run's typical step.
+  int model_steps = 0;
   uint64_t seed = 1;           // parameter initialisation and random inputs
   std::string name;            // the profile's name; empty: derived from the device
   std::string command;         // recorded in the provenance

@@ -44,6 +44,9 @@ struct ValidateOptions {
   double step_timeout_s = 30.0;
   int calibrate_repetitions = 3;
   double calibrate_min_time_s = 0.02;
+  // Steps of each model's in-step timing: the machine's speed moves from step to step, and the
+  // in-step layer times are to describe a typical step, as a point's median does.
+  int calibrate_model_steps = 30;
   std::function<void(const std::string&)> progress;  // one line at a time, for stderr
 };
 
