@@ -58,10 +58,14 @@ double exchange(Transport& t, std::vector<char>& payload, int64_t item,
   return monotonic_seconds() - start;
 }
 
-// A thread that computes without pause on the rank's core (it inherits the rank's binding). The
-// time its core is not running it while a transfer runs (elapsed time less its CPU time) is the
-// time the transfer's threads and interrupts took from computation there: measured so, it does
-// not depend on how fast the core computes, which on a shared machine wanders within seconds.
+// A thread that computes without pause on the rank's core (it inherits the rank's binding),
+// counting the rounds of work it has done. The time a transfer takes from computation there is
+// its elapsed time less the computation done meanwhile: the rounds over the thread's rate per
+// second of its CPU time, measured in an idle window just before. Its CPU time alone would miss
+// part: on a kernel without IRQ_TIME_ACCOUNTING, Linux charges the network's softirq work (tc's
+// token buckets release packets from a timer, wherever it fires) to the thread it interrupts. A
+// rate per second of CPU time, not of elapsed time, leaves out what the hypervisor took (steal,
+// which the CPU clock excludes), which wanders within seconds on a shared machine.
 class Spinner {
  public:
   explicit Spinner(bool yields) : yields_(yields), thread_([this] { spin(); }) {
@@ -80,6 +84,8 @@ class Spinner {
 
   // The CPU time the thread has used, in seconds.
   [[nodiscard]] double cpu_seconds() const { return cluster::cpu_seconds(clock_); }
+  // The rounds of work it has done.
+  [[nodiscard]] uint64_t rounds() const { return rounds_.load(std::memory_order_relaxed); }
 
  private:
   // With `yields`, it runs as a rank's compute thread does with ClusterOptions::compute_yields
@@ -91,11 +97,13 @@ class Spinner {
     while (!stop_.load(std::memory_order_relaxed)) {
       for (int i = 0; i < kStepsPerRound; ++i) x = x * 0.999999 + 1e-6;
       sink_ = x;
+      rounds_.fetch_add(1, std::memory_order_relaxed);
     }
   }
 
   bool yields_ = false;
   std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> rounds_{0};
   volatile double sink_ = 0.0;
   clockid_t clock_{};
   std::thread thread_;
@@ -134,16 +142,23 @@ std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
       if (!continue_series(t, more)) break;
       const double idle_start = monotonic_seconds();
       const double idle_cpu = spinner.cpu_seconds();
+      const uint64_t idle_rounds = spinner.rounds();
       std::this_thread::sleep_for(std::chrono::duration<double>(
           std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS)));
       const double idle_wall = monotonic_seconds() - idle_start;
-      // The share of the core that went elsewhere while nothing moved.
-      const double baseline =
-          std::clamp(1.0 - (spinner.cpu_seconds() - idle_cpu) / idle_wall, 0.0, 1.0);
+      const double idle_cpu_s = spinner.cpu_seconds() - idle_cpu;
+      const auto idle_work = static_cast<double>(spinner.rounds() - idle_rounds);
+      // The share of the core that went elsewhere while nothing moved, and the thread's rate.
+      const double baseline = std::clamp(1.0 - idle_cpu_s / idle_wall, 0.0, 1.0);
+      const uint64_t rounds_before = spinner.rounds();
       const double cpu_before = spinner.cpu_seconds();
       const double elapsed = exchange(t, payload, i, computing);
-      const double taken = elapsed - (spinner.cpu_seconds() - cpu_before);
-      times.push_back(taken - baseline * elapsed);
+      // Where the idle window gave the thread no time to measure its rate, its CPU time stands in.
+      const double computed =
+          idle_cpu_s > 0.0 && idle_work > 0.0
+              ? static_cast<double>(spinner.rounds() - rounds_before) * idle_cpu_s / idle_work
+              : spinner.cpu_seconds() - cpu_before;
+      times.push_back(elapsed - computed - baseline * elapsed);
       previous = elapsed;
       spent += elapsed;
     }
