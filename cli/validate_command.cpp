@@ -91,6 +91,7 @@ void print_table(const validate::ValidationRun& run) {
                    {"worker c/c/w measured"},
                    {"worker c/c/w predicted"},
                    {"ps-0 in MB m/p"},
+                   {"steal"},
                    {"pinned", TextTable::Align::left}});
   for (const auto& p : run.points) {
     auto split = [](const validate::RoleSplit& s) {
@@ -103,7 +104,7 @@ void print_table(const validate::ValidationRun& run) {
                    (p.replay_error_pct() >= 0 ? "+" : "") + fixed(p.replay_error_pct(), 1) + "%",
                    split(p.measured.worker), split(p.predicted.worker),
                    fixed(p.measured.ps0.in * 1e-6, 2) + "/" + fixed(p.predicted.ps0.in * 1e-6, 2),
-                   p.pinned ? "yes" : "shared"});
+                   p.steal_pct ? fixed(*p.steal_pct, 1) + "%" : "-", p.pinned ? "yes" : "shared"});
   }
   table.print(std::cout);
   std::cout << "\n";

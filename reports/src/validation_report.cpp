@@ -265,16 +265,21 @@ std::string validation_markdown(const Json& run, const std::string& plot,
          ms(num(m, "ps_busy_s", path)) + " / " + ms(num(q, "ps_busy_s", path)),
          bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
          bytes_in(m, "worker-0", path + "/measured") + " / " +
-             bytes_in(q, "worker-0", path + "/predicted")});
+             bytes_in(q, "worker-0", path + "/predicted"),
+         p.contains("steal_pct") && !p.at("steal_pct").is_null()
+             ? fixed(num(p, "steal_pct", path), 1) + "%"
+             : std::string("-")});
   }
   doc.table({"model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms",
              "error", "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
-             "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p"},
+             "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p", "steal"},
             point_rows, {A::left, A::left, A::left, A::left});
   doc.paragraph(
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
       "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
-      "step into the host, headers included.");
+      "step into the host, headers included. Steal: the share of the ranks' cores that the "
+      "hypervisor gave to other guests while the run ran (/proc/stat), time the kernels lost "
+      "that no profile measured beforehand can know.");
   return doc.text();
 }
 

@@ -177,7 +177,8 @@ Json to_json(const PointComparison& p) {
           {"predicted", figures_json(p.predicted, false)},
           {"replayed", figures_json(p.replayed, false)},
           {"error_pct", p.error_pct()},
-          {"replay_error_pct", p.replay_error_pct()}};
+          {"replay_error_pct", p.replay_error_pct()},
+          {"steal_pct", p.steal_pct ? Json(*p.steal_pct) : Json(nullptr)}};
 }
 
 Json to_json(const ErrorSummary& s) {

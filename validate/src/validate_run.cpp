@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "ralp/validate/cpu_stat.hpp"
 #include "ralp/validate/process.hpp"
 
 namespace ralp::validate {
@@ -435,10 +436,17 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                            "--compute-yields", "--step-timeout",
                            fixed(o_.step_timeout_s, 0) + "s"});
   write_text(folder / "command.sh", shell_quote(argv) + "\n");
+  // The ranks' cores, whose steal time the run's is compared with.
+  std::vector<int> cores;
+  for (const auto& pin : pins) {
+    if (pin && std::find(cores.begin(), cores.end(), *pin) == cores.end()) cores.push_back(*pin);
+  }
+  const auto cpu_before = read_cpu_times();
   const double expected = (settings.steps + settings.warmup_steps) *
                           predicted_step_time_s(predicted, predicted_json.string());
   const ProcessResult r =
       run_process(argv, {.timeout_s = kSlackS + kSlackFactor * expected, .env = kMpiEnv});
+  const auto cpu_after = read_cpu_times();
   write_text(folder / "cluster.log", r.output);
   hosts_->sweep();
   if (r.status != 0 || r.timed_out) {
@@ -467,6 +475,7 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   c.measured = measured_figures(measured, measured_json.string());
   c.predicted = predicted_figures(predicted, predicted_json.string());
   c.replayed = predicted_figures(replayed, replayed_json.string());
+  if (!o_.hostfile && !cores.empty()) c.steal_pct = steal_pct(cpu_before, cpu_after, cores);
   return c;
 }
 
@@ -528,7 +537,8 @@ ValidationRun Runner::run() {
         fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" + (c.error_pct() >= 0 ? "+" : "") +
         fixed(c.error_pct(), 1) + "%), replayed " + fixed(c.replayed.step_time_s * 1e3, 1) +
         " ms (" + (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) +
-        "%); ETA " +
+        "%)" + (c.steal_pct ? ", steal " + fixed(*c.steal_pct, 1) + "%" : std::string()) +
+        "; ETA " +
         duration(per_point * static_cast<double>(grid.size() - i - 1)));
   }
   hosts_.reset();  // the namespaces go now, before the report is written
