@@ -10,6 +10,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -19,6 +20,7 @@
 
 #include "ralp/calibrate/fit.hpp"
 #include "ralp/core/cost_model.hpp"
+#include "ralp/core/cpu_stat.hpp"
 #include "ralp/core/step_result.hpp"
 #include "ralp/kernels/network.hpp"
 
@@ -402,6 +404,7 @@ double fidelity_error(const EndToEndCheck& check) {
 DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& requests,
                         const CalibrationOptions& options, const ProgressFn& progress) {
   const std::string load_before = read_loadavg();
+  const auto cpu_before = read_cpu_times();
   const std::vector<ShapeToMeasure> shapes = distinct_shapes(requests);
 
   // Jobs, in order: launch overhead, PS operations, copies (GPU), layer passes, end-to-end.
@@ -579,6 +582,13 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   p.provenance["date"] = utc_now();
   p.provenance["loadavg_start"] = load_before;
   p.provenance["loadavg_end"] = read_loadavg();
+  // What the hypervisor took while the CPUs wanted to run (a virtual machine's steal time): the
+  // kernels' times include it.
+  if (const auto steal = steal_pct(cpu_before, read_cpu_times(), {})) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(1) << *steal;
+    p.provenance["steal_pct"] = text.str();
+  }
   p.provenance["repetitions"] = std::to_string(options.repetitions);
   p.provenance["min_time_s"] = std::to_string(options.min_time);
   p.provenance["model_steps"] = std::to_string(options.model_steps);

@@ -172,8 +172,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                                                       : "measured by this run") +
       ") for workers and parameter servers."};
   const Json& prov = at(profile, "provenance", "/profile");
-  for (const char* key : {"cpu_model", "onednn", "threads", "date", "loadavg_start", "command"}) {
-    if (prov.contains(key)) items.push_back(std::string(key) + ": `" + prov.at(key).get<std::string>() + "`");
+  for (const char* key :
+       {"cpu_model", "onednn", "threads", "date", "loadavg_start", "steal_pct", "command"}) {
+    if (prov.contains(key)) items.push_back(std::string(key) + ": `" + str(prov, key, "/profile/provenance") + "`");
   }
   doc.bullets(items);
   std::vector<std::vector<std::string>> link_rows;
@@ -224,7 +225,13 @@ std::string validation_markdown(const Json& run, const std::string& plot,
         "point (`" + str(check, "profile", "/speed_check") +
         "`), each model's end-to-end training step (forward and backward, one core) as the "
         "run's profile measured it and after the grid. The predictions use the profile's times; "
-        "a change here moves the measured compute, and the error, by about as much.");
+        "a change here moves the measured compute, and the error, by about as much." +
+        (prov.contains("steal_pct") && check.contains("steal_pct")
+             ? " The hypervisor took " + str(prov, "steal_pct", "/profile/provenance") + "% and " +
+                   str(check, "steal_pct", "/speed_check") +
+                   "% of the time the cores wanted to run while the two calibrations ran "
+                   "(steal, /proc/stat), which their times include."
+             : std::string()));
     doc.table({"model", "batch", "profile ms", "after ms", "change"}, speed_rows,
               {A::left, A::right, A::right, A::right, A::right});
   }

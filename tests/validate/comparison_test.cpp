@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include "ralp/validate/comparison.hpp"
-#include "ralp/validate/cpu_stat.hpp"
 #include "ralp/validate/link_fit.hpp"
 #include "ralp/validate/validate_run.hpp"
 
@@ -88,26 +87,6 @@ TEST(Comparison, ReplayedErrorsHaveTheirOwnSummary) {
   EXPECT_NEAR(s[2].median_abs_error_pct, 2.0, 1e-9);  // of 1, 2, 3
   EXPECT_NEAR(s[2].max_abs_error_pct, 3.0, 1e-9);
   EXPECT_NEAR(summarise(points)[2].max_abs_error_pct, 10.0, 1e-9);  // the prediction's
-}
-
-TEST(CpuStat, StealIsTheShareOfTheNamedCpusTime) {
-  // user nice system idle iowait irq softirq steal guest guest_nice
-  const auto before = parse_cpu_times(
-      "cpu  30 0 10 60 0 0 0 10 5 0\n"
-      "cpu0 10 0 5 30 0 0 0 5 5 0\n"
-      "cpu1 20 0 5 30 0 0 0 5 0 0\n"
-      "intr 1 2 3\n");
-  ASSERT_EQ(before.size(), 2u);  // not the line of all CPUs
-  EXPECT_EQ(before.at(0).total, 50);  // guest time is in user time already
-  EXPECT_EQ(before.at(0).steal, 5);
-  auto after = before;
-  after[0] = {25, 150};   // 20 of 100 ticks stolen
-  after[1] = {5, 160};    // none of 100
-  EXPECT_NEAR(*steal_pct(before, after, {0}), 20.0, 1e-12);
-  EXPECT_NEAR(*steal_pct(before, after, {0, 1}), 10.0, 1e-12);
-  EXPECT_FALSE(steal_pct(before, after, {2}));       // no such CPU
-  EXPECT_FALSE(steal_pct(before, before, {0, 1}));   // no time passed
-  EXPECT_TRUE(parse_cpu_times("cpu0 1 2\n").at(0).steal == 0);  // too short for steal
 }
 
 TEST(Comparison, StealGoesIntoTheJsonOnlyWhereMeasured) {

@@ -13,7 +13,8 @@
 #include <set>
 #include <sstream>
 
-#include "ralp/validate/cpu_stat.hpp"
+#include "ralp/core/cpu_stat.hpp"
+
 #include "ralp/validate/process.hpp"
 
 namespace ralp::validate {
@@ -554,9 +555,13 @@ ValidationRun Runner::run() {
     const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t-end";
     run.speed_check_profile = o_.out / (name + ".json");
     calibrate_kernels(models, name, run.speed_check_profile);
-    run.speed_checks = compare_end_to_end(read_json_file(run.profile.file),
-                                          read_json_file(run.speed_check_profile),
+    const Json end = read_json_file(run.speed_check_profile);
+    run.speed_checks = compare_end_to_end(read_json_file(run.profile.file), end,
                                           run.speed_check_profile.string());
+    if (end.contains("measured") && end.at("measured").is_object()) {
+      run.speed_check_steal_pct =
+          string_map(end.at("measured").value("provenance", Json::object()))["steal_pct"];
+    }
   } else {
     say("ralp validate: no speed check: " + run.profile.file.string() +
         " has no end-to-end step of every model of the grid to compare with");
@@ -723,6 +728,7 @@ Json to_json(const ValidationRun& run) {
   Json speed_check = nullptr;
   if (!run.speed_check_profile.empty()) {
     speed_check = {{"profile", run.speed_check_profile.filename().string()}, {"models", speed}};
+    if (!run.speed_check_steal_pct.empty()) speed_check["steal_pct"] = run.speed_check_steal_pct;
   }
   return {{"mode", run.mode},
           {"cores", run.cores},

@@ -85,6 +85,7 @@ struct ValidationRun {
   std::vector<ErrorSummary> replay_summary;  // of the replays (PointComparison::replayed)
   std::vector<SpeedCheck> speed_checks;
   std::filesystem::path speed_check_profile;  // the kernels measured again after the grid
+  std::string speed_check_steal_pct;  // its provenance's steal_pct, empty when it has none
   std::string loadavg_start, loadavg_end;
   double wall_s = 0.0;
   double calibration_s = 0.0;

@@ -1,15 +1,17 @@
 // Steal time per CPU from /proc/stat.
-#include "ralp/validate/cpu_stat.hpp"
+#include "ralp/core/cpu_stat.hpp"
 
 #include <fstream>
 #include <sstream>
 
-namespace ralp::validate {
+namespace ralp {
 
 std::map<int, CpuTimes> parse_cpu_times(const std::string& proc_stat) {
   // cpuN user nice system idle iowait irq softirq steal guest guest_nice; guest time is counted
-  // in user time already, so the total ends with steal.
-  constexpr size_t kCounted = 8;
+  // in user time already.
+  constexpr size_t kColumns = 8;
+  constexpr size_t kIdle = 3;
+  constexpr size_t kIowait = 4;
   constexpr size_t kSteal = 7;
   std::map<int, CpuTimes> out;
   std::istringstream in(proc_stat);
@@ -21,8 +23,8 @@ std::map<int, CpuTimes> parse_cpu_times(const std::string& proc_stat) {
     if (!(words >> cpu)) continue;
     CpuTimes t;
     int64_t value = 0;
-    for (size_t i = 0; i < kCounted && words >> value; ++i) {
-      t.total += value;
+    for (size_t i = 0; i < kColumns && words >> value; ++i) {
+      if (i != kIdle && i != kIowait) t.wanted += value;
       if (i == kSteal) t.steal = value;
     }
     out[cpu] = t;
@@ -40,17 +42,21 @@ std::map<int, CpuTimes> read_cpu_times() {
 
 std::optional<double> steal_pct(const std::map<int, CpuTimes>& before,
                                 const std::map<int, CpuTimes>& after, const std::vector<int>& cpus) {
+  std::vector<int> named = cpus;
+  if (named.empty()) {
+    for (const auto& [cpu, times] : before) named.push_back(cpu);
+  }
   int64_t steal = 0;
-  int64_t total = 0;
-  for (const int cpu : cpus) {
+  int64_t wanted = 0;
+  for (const int cpu : named) {
     const auto b = before.find(cpu);
     const auto a = after.find(cpu);
     if (b == before.end() || a == after.end()) return std::nullopt;
     steal += a->second.steal - b->second.steal;
-    total += a->second.total - b->second.total;
+    wanted += a->second.wanted - b->second.wanted;
   }
-  if (total <= 0) return std::nullopt;
-  return 100.0 * static_cast<double>(steal) / static_cast<double>(total);
+  if (wanted <= 0) return std::nullopt;
+  return 100.0 * static_cast<double>(steal) / static_cast<double>(wanted);
 }
 
-}  // namespace ralp::validate
+}  // namespace ralp
