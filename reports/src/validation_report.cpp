@@ -284,9 +284,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
   doc.paragraph(
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
       "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
-      "step into the host, headers included. Steal: the share of the ranks' cores that the "
-      "hypervisor gave to other guests while the run ran (/proc/stat), time the kernels lost "
-      "that no profile measured beforehand can know.");
+      "step into the host, headers included. Steal: the share of the time the ranks' cores wanted "
+      "to run that the hypervisor gave to other guests while the run ran (/proc/stat), time the "
+      "kernels lost that no profile measured beforehand can know.");
   return doc.text();
 }
 

@@ -68,8 +68,9 @@ struct PointComparison {
   // The simulator again, its device operations given the times the run measured
   // (ralp simulate --replay): what is left of the error when the kernels' times are right.
   PointFigures replayed;
-  // The share of the ranks' cores that the hypervisor took (steal time, /proc/stat) while the run
-  // ran, in percent; none with --hostfile, where the ranks run on other machines.
+  // The share of the time the ranks' cores wanted to run that the hypervisor took (steal time,
+  // /proc/stat) while the run ran, in percent; none with --hostfile, where the ranks run on
+  // other machines.
   std::optional<double> steal_pct;
   // (predicted - measured) / measured x 100.
   [[nodiscard]] double error_pct() const;
