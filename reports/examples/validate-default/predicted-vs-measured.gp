@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [55.5977491:7357.4094]
-set yrange [55.5977491:7357.4094]
+set xrange [44.6763683:7352.1365]
+set yrange [44.6763683:7352.1365]
 set size ratio -1
 set grid
 set key top left
