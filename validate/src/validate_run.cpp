@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "ralp/core/cpu_stat.hpp"
-
 #include "ralp/validate/process.hpp"
 
 namespace ralp::validate {
