@@ -31,6 +31,7 @@ struct ValidateCommandOptions {
   std::string hostfile;
   std::string network;
   std::string profile;
+  int passes = 2;
   double point_budget = 10.0;
   int min_steps = 5;
   int max_steps = 20;
@@ -108,18 +109,28 @@ void print_table(const validate::ValidationRun& run) {
   }
   table.print(std::cout);
   std::cout << "\n";
-  TextTable summary({{"strategy", TextTable::Align::left},
-                     {"points"},
-                     {"median |error|"},
-                     {"max |error|"},
-                     {"replayed: median"},
-                     {"max"}});
+  std::vector<TextTable::Column> columns = {{"strategy", TextTable::Align::left},
+                                            {"points"},
+                                            {"median |error|"},
+                                            {"max |error|"},
+                                            {"replayed: median"},
+                                            {"max"}};
+  const bool passes = !run.repeatability.empty();
+  if (passes) columns.insert(columns.end(), {{"between passes: median"}, {"max"}});
+  TextTable summary(columns);
   for (size_t i = 0; i < run.summary.size(); ++i) {
     const auto& s = run.summary[i];
     const auto& r = run.replay_summary.at(i);
-    summary.add_row({s.group, std::to_string(s.points), fixed(s.median_abs_error_pct, 1) + "%",
-                     fixed(s.max_abs_error_pct, 1) + "%", fixed(r.median_abs_error_pct, 1) + "%",
-                     fixed(r.max_abs_error_pct, 1) + "%"});
+    std::vector<std::string> row = {s.group, std::to_string(s.points),
+                                    fixed(s.median_abs_error_pct, 1) + "%",
+                                    fixed(s.max_abs_error_pct, 1) + "%",
+                                    fixed(r.median_abs_error_pct, 1) + "%",
+                                    fixed(r.max_abs_error_pct, 1) + "%"};
+    if (passes) {
+      const auto& b = run.repeatability.at(i);
+      row.insert(row.end(), {fixed(b.median_abs_error_pct, 1) + "%", fixed(b.max_abs_error_pct, 1) + "%"});
+    }
+    summary.add_row(row);
   }
   summary.print(std::cout);
   const bool met = !run.summary.empty() && validate::meets_target(run.summary.back());
@@ -130,6 +141,12 @@ void print_table(const validate::ValidationRun& run) {
   std::cout << "Replayed: simulated again with the time each kernel, sum and update took in the "
                "run (ralp simulate --replay): the error left to the schedule and the network "
                "model.\n";
+  if (passes) {
+    std::cout << "Measured: the mean of " << run.passes
+              << " passes over the grid (every other one in reverse order); between passes: "
+                 "(largest - smallest) / mean of one point's step times, how far this machine "
+                 "moved the same measurement.\n";
+  }
   std::cout << "Network factors (fitted per rate):";
   for (const auto& l : run.links) {
     std::cout << " " << l.rate.text << ": bandwidth " << fixed(l.fit.bandwidth_factor, 4)
@@ -194,8 +211,15 @@ void add_validate_command(CLI::App& app, Action& action) {
   cmd->add_option("--profile", o->profile,
                   "Device profile to use instead of calibrating (it must have been measured on "
                   "this host with these threads and library versions)");
+  cmd->add_option("--passes", o->passes,
+                  "Times the grid runs, every other pass in reverse order; a point's measured "
+                  "figures are the passes' means, and their spread says how repeatable this "
+                  "machine's measurements are")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
   cmd->add_option("--point-budget", o->point_budget,
-                  "Seconds of measured steps per point; steps = budget / predicted step time")
+                  "Seconds of measured steps per point and pass; steps = budget / predicted step "
+                  "time")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   cmd->add_option("--min-steps", o->min_steps, "Fewest measured steps per point")
@@ -240,6 +264,7 @@ void add_validate_command(CLI::App& app, Action& action) {
       v.ralp = self_executable();
       v.threads = o->threads;
       v.cores = o->cores;
+      v.passes = o->passes;
       v.point_budget_s = o->point_budget;
       v.min_steps = o->min_steps;
       v.max_steps = o->max_steps;

@@ -59,6 +59,21 @@ std::string bytes_in(const Json& f, const std::string& host, const std::string& 
   return fixed(num(at(f, host, path), "bytes_in", path + "/" + host) * kMB, 2);
 }
 
+// "103.2 / 99.1": a point's step time in each pass.
+std::string pass_times(const Json& p, const std::string& path) {
+  const Json& times = at(p, "pass_step_times_s", path);
+  if (!times.is_array()) throw InputError(kLabel, path + "/pass_step_times_s", "expected an array");
+  std::string text;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (!times[i].is_number()) {
+      throw InputError(kLabel, path + "/pass_step_times_s/" + std::to_string(i), "expected a number");
+    }
+    if (i > 0) text += " / ";
+    text += ms(times[i].get<double>());
+  }
+  return text;
+}
+
 }  // namespace
 
 ScatterPlot validation_plot(const Json& run) {
@@ -93,6 +108,8 @@ std::string validation_markdown(const Json& run, const std::string& plot,
   const double target_median = num(target, "median_abs_error_pct", "/target");
   const double target_max = num(target, "max_abs_error_pct", "/target");
   const std::string mode = str(run, "mode", "");
+  // Runs before passes existed measured each point once.
+  const int64_t passes = run.contains("passes") ? static_cast<int64_t>(num(run, "passes", "")) : 1;
   doc.paragraph(
       "Each point ran `ralp cluster` under mpirun across " +
       std::string(mode == "namespaces"
@@ -102,8 +119,12 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                         "derived scenario gives the simulator as platform.nic_burst)"
                       : "the machines of a hostfile (links not shaped)") +
       ", and `ralp simulate` on the same derived scenario file. Error = (predicted - measured) / "
-      "measured step time; measured is the median of the measured steps after warm-up, predicted "
-      "the simulator's step time.");
+      "measured step time; measured is the median of the measured steps after warm-up" +
+      (passes > 1 ? " in each of " + std::to_string(passes) +
+                        " passes over the grid (every other pass in reverse order, so that each "
+                        "point's passes centre on the middle of the run), their mean"
+                  : std::string()) +
+      ", predicted the simulator's step time.");
   doc.paragraph("Run with `" + str(run, "command", "") + "`; " + fixed(num(run, "wall_s", ""), 0) +
                 " s in all (calibration " + fixed(num(run, "calibration_s", ""), 0) +
                 " s), " + str(run, "cores", "") + " cores, load average " +
@@ -161,6 +182,26 @@ std::string validation_markdown(const Json& run, const std::string& plot,
         "`points/ID/replayed.json`). What error is left is the schedule's and the network "
         "model's; the difference from the table above is the kernels' times, which the machine's "
         "wandering speed moves between the calibration and the run.");
+  }
+
+  if (passes > 1 && run.contains("repeatability")) {
+    doc.heading(3, "The same point, measured again");
+    std::vector<std::vector<std::string>> repeat_rows;
+    i = 0;
+    for (const Json& s : at(run, "repeatability", "")) {
+      const std::string path = "/repeatability/" + std::to_string(i++);
+      const std::string group = str(s, "group", path);
+      repeat_rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path),
+                             fixed(num(s, "median_abs_error_pct", path), 1) + "%",
+                             fixed(num(s, "max_abs_error_pct", path), 1) + "%"});
+    }
+    doc.table({"strategy", "points", "median spread", "max spread"}, repeat_rows,
+              {A::left, A::right, A::right, A::right});
+    doc.paragraph(
+        "How far this machine moved its own measurements: for each point, (largest - smallest) / "
+        "mean of its passes' step times, the same derived scenario run again minutes later. A "
+        "prediction cannot be shown closer to a measurement than the measurement is to itself; "
+        "where this spread is near the target, the target cannot be judged on this machine.");
   }
 
   doc.heading(2, "Calibration used");
@@ -276,15 +317,23 @@ std::string validation_markdown(const Json& run, const std::string& plot,
          p.contains("steal_pct") && !p.at("steal_pct").is_null()
              ? fixed(num(p, "steal_pct", path), 1) + "%"
              : std::string("-")});
+    if (passes > 1) point_rows.back().insert(point_rows.back().begin() + 6, pass_times(p, path));
   }
-  doc.table({"model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms",
-             "error", "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
-             "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p", "steal"},
-            point_rows, {A::left, A::left, A::left, A::left});
+  std::vector<std::string> header = {
+      "model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms", "error",
+      "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
+      "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p", "steal"};
+  if (passes > 1) header.insert(header.begin() + 6, "each pass ms");
+  doc.table(header, point_rows, {A::left, A::left, A::left, A::left});
   doc.paragraph(
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
       "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
-      "step into the host, headers included. Steal: the share of the time the ranks' cores wanted "
+      "step into the host, headers included." +
+      std::string(passes > 1 ? " Steps, IQR, splits, bytes and steal: per pass, their mean over "
+                               "the passes; each pass's files are in points/ID (the first) and "
+                               "points/ID/pass-N."
+                             : "") +
+      " Steal: the share of the time the ranks' cores wanted "
       "to run that the hypervisor gave to other guests while the run ran (/proc/stat), time the "
       "kernels lost that no profile measured beforehand can know.");
   return doc.text();

@@ -109,6 +109,26 @@ TEST(ValidationReport, SummaryPlotCalibrationAndPoints) {
   EXPECT_THROW(validation_markdown(broken, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
+  EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("measured again"),
+            std::string::npos);
+  Json doc = run_document();
+  doc["passes"] = 2;
+  doc["points"][0]["pass_step_times_s"] = {0.052, 0.048};
+  doc["repeatability"] = {{{"group", "ps"}, {"points", 1}, {"median_abs_error_pct", 8.0},
+                           {"max_abs_error_pct", 8.0}},
+                          {{"group", "all"}, {"points", 1}, {"median_abs_error_pct", 8.0},
+                           {"max_abs_error_pct", 8.0}}};
+  const std::string md = validation_markdown(doc, "pvm", std::nullopt);
+  EXPECT_NE(md.find("### The same point, measured again"), std::string::npos) << md;
+  EXPECT_NE(md.find("| **all** | 1 | 8.0% | 8.0% |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("in each of 2 passes"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 5 + 2 | 50.0 +- 1.00 | 52.0 / 48.0 | 51.0 | +2.0% |"), std::string::npos)
+      << md;
+  doc["points"][0]["pass_step_times_s"] = {0.052, "slow"};
+  EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
+}
+
 TEST(ValidationReport, MachineSpeedWhenValidateMeasuredItAgain) {
   EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("speed during the run"),
             std::string::npos);

@@ -96,6 +96,42 @@ TEST(Comparison, StealGoesIntoTheJsonOnlyWhereMeasured) {
   EXPECT_DOUBLE_EQ(to_json(p).at("steal_pct").get<double>(), 12.5);
 }
 
+TEST(Comparison, PassesCombineIntoTheirMeansAndTheirSpread) {
+  PointComparison a = point("ps", 0.100, 0.090);
+  a.id = "n_ps_1gbit_2-node";
+  a.measured.ps0.in = 4.0;
+  a.replayed.step_time_s = 0.096;
+  a.steal_pct = 10.0;
+  PointComparison b = a;
+  b.measured.step_time_s = 0.080;
+  b.measured.ps0.in = 2.0;
+  b.replayed.step_time_s = 0.084;
+  b.steal_pct = 0.0;
+  EXPECT_DOUBLE_EQ(a.pass_spread_pct(), 0.0);  // one pass
+  const PointComparison c = combine_passes({a, b});
+  EXPECT_DOUBLE_EQ(c.measured.step_time_s, 0.090);
+  EXPECT_DOUBLE_EQ(c.measured.ps0.in, 3.0);
+  EXPECT_DOUBLE_EQ(c.replayed.step_time_s, 0.090);
+  EXPECT_DOUBLE_EQ(c.predicted.step_time_s, 0.090);  // the same scenario: the same prediction
+  EXPECT_NEAR(c.error_pct(), 0.0, 1e-9);
+  EXPECT_DOUBLE_EQ(*c.steal_pct, 5.0);
+  EXPECT_EQ(c.pass_step_times_s, (std::vector<double>{0.100, 0.080}));
+  EXPECT_NEAR(c.pass_spread_pct(), 0.020 / 0.090 * 100.0, 1e-9);
+  EXPECT_NEAR(to_json(c).at("pass_spread_pct").get<double>(), 22.222, 1e-3);
+  EXPECT_TRUE(to_json(a).at("pass_spread_pct").is_null());
+  // Steal is known only where every pass measured it.
+  b.steal_pct.reset();
+  EXPECT_FALSE(combine_passes({a, b}).steal_pct);
+  // One pass is the point itself; passes of two points, or none, are a mistake.
+  EXPECT_TRUE(combine_passes({a}).pass_step_times_s.empty());
+  b.id = "n_ps_100mbit_2-node";
+  EXPECT_THROW(combine_passes({a, b}), std::invalid_argument);
+  EXPECT_THROW(combine_passes({}), std::invalid_argument);
+  // The spread between passes summarises as the errors do.
+  const auto s = summarise({c}, &PointComparison::pass_spread_pct);
+  EXPECT_NEAR(s.back().max_abs_error_pct, 22.222, 1e-3);
+}
+
 TEST(LinkFit, RecoversGoodputAndFixedCost) {
   // 10 MB/s goodput, rtt 100 us, transfers a + S / g with a = 300 us: fixed cost 250 us one way.
   LinkProbe probe{.rtt_s = 100e-6};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace ralp::validate {
 namespace {
@@ -135,6 +136,59 @@ double PointComparison::replay_error_pct() const {
   return relative_error_pct(replayed.step_time_s, measured.step_time_s);
 }
 
+double PointComparison::pass_spread_pct() const {
+  if (pass_step_times_s.size() < 2) return 0.0;
+  const auto [low, high] = std::minmax_element(pass_step_times_s.begin(), pass_step_times_s.end());
+  double sum = 0.0;
+  for (const double t : pass_step_times_s) sum += t;
+  return (*high - *low) / (sum / static_cast<double>(pass_step_times_s.size())) * 100.0;
+}
+
+namespace {
+
+// into += weight x f, field by field.
+void add_scaled(PointFigures& into, const PointFigures& f, double weight) {
+  into.step_time_s += weight * f.step_time_s;
+  into.spread_s += weight * f.spread_s;
+  into.worker.compute_s += weight * f.worker.compute_s;
+  into.worker.communication_s += weight * f.worker.communication_s;
+  into.worker.waiting_s += weight * f.worker.waiting_s;
+  into.ps_busy_s += weight * f.ps_busy_s;
+  into.ps0.in += weight * f.ps0.in;
+  into.ps0.out += weight * f.ps0.out;
+  into.worker0.in += weight * f.worker0.in;
+  into.worker0.out += weight * f.worker0.out;
+}
+
+}  // namespace
+
+PointComparison combine_passes(const std::vector<PointComparison>& passes) {
+  if (passes.empty()) throw std::invalid_argument("combine_passes: no passes");
+  PointComparison c = passes.front();
+  if (passes.size() == 1) return c;
+  const double weight = 1.0 / static_cast<double>(passes.size());
+  c.measured = {};
+  c.replayed = {};
+  c.pass_step_times_s.clear();
+  double steal = 0.0;
+  bool all_steal = true;
+  for (const PointComparison& p : passes) {
+    if (p.id != c.id) {
+      throw std::invalid_argument("combine_passes: " + p.id + " among the passes of " + c.id);
+    }
+    add_scaled(c.measured, p.measured, weight);
+    add_scaled(c.replayed, p.replayed, weight);
+    c.pass_step_times_s.push_back(p.measured.step_time_s);
+    if (p.steal_pct) {
+      steal += weight * *p.steal_pct;
+    } else {
+      all_steal = false;
+    }
+  }
+  c.steal_pct = all_steal ? std::optional<double>(steal) : std::nullopt;
+  return c;
+}
+
 std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points, ErrorOf error) {
   std::vector<std::string> groups;
   for (const auto& p : points) {
@@ -178,7 +232,10 @@ Json to_json(const PointComparison& p) {
           {"replayed", figures_json(p.replayed, false)},
           {"error_pct", p.error_pct()},
           {"replay_error_pct", p.replay_error_pct()},
-          {"steal_pct", p.steal_pct ? Json(*p.steal_pct) : Json(nullptr)}};
+          {"steal_pct", p.steal_pct ? Json(*p.steal_pct) : Json(nullptr)},
+          {"pass_step_times_s", p.pass_step_times_s},
+          {"pass_spread_pct", p.pass_step_times_s.size() < 2 ? Json(nullptr)
+                                                             : Json(p.pass_spread_pct())}};
 }
 
 Json to_json(const ErrorSummary& s) {

@@ -242,7 +242,10 @@ class Runner {
   void calibrate_kernels(const std::vector<std::pair<std::string, int64_t>>& models,
                          const std::string& name, const fs::path& file);
   NetworkFit calibrate_link(const LinkRate& rate);
-  PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile);
+  // `pass` counts from 0: the first pass's files go to points/ID, a later one's to
+  // points/ID/pass-N.
+  PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile,
+                            int pass);
   // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty,
   // and plays the device times a run measured when `replay` names its JSON.
   Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
@@ -393,8 +396,9 @@ Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std:
 }
 
 PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
-                                  const fs::path& profile) {
-  const fs::path folder = o_.out / "points" / point.id();
+                                  const fs::path& profile, int pass) {
+  fs::path folder = o_.out / "points" / point.id();
+  if (pass > 0) folder /= "pass-" + std::to_string(pass + 1);
   fs::create_directories(folder);
   const Json base = read_json_file(point.scenario_file);
   const fs::path base_dir = point.scenario_file.has_parent_path()
@@ -523,27 +527,41 @@ ValidationRun Runner::run() {
   run.calibration_s = now_s() - start;
 
   const double grid_start = now_s();
-  for (size_t i = 0; i < grid.size(); ++i) {
-    check_interrupted();
-    const GridPoint& point = grid[i];
-    const auto link = std::find_if(run.links.begin(), run.links.end(),
-                                   [&](const RateCalibration& l) { return l.rate == point.rate; });
-    hosts_->shape(point.rate);
-    const PointComparison c = run_point(point, link->fit, run.profile.file);
-    run.points.push_back(c);
-    const double per_point = (now_s() - grid_start) / static_cast<double>(i + 1);
-    say("[" + std::to_string(i + 1) + "/" + std::to_string(grid.size()) + "] " + point.id() +
-        ": measured " + fixed(c.measured.step_time_s * 1e3, 1) + " ms, predicted " +
-        fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" + (c.error_pct() >= 0 ? "+" : "") +
-        fixed(c.error_pct(), 1) + "%), replayed " + fixed(c.replayed.step_time_s * 1e3, 1) +
-        " ms (" + (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) +
-        "%)" + (c.steal_pct ? ", steal " + fixed(*c.steal_pct, 1) + "%" : std::string()) +
-        "; ETA " +
-        duration(per_point * static_cast<double>(grid.size() - i - 1)));
+  const int passes = std::max(1, o_.passes);
+  const size_t total = grid.size() * static_cast<size_t>(passes);
+  std::vector<std::vector<PointComparison>> measured(grid.size());
+  size_t done = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (size_t k = 0; k < grid.size(); ++k) {
+      check_interrupted();
+      // Every other pass in reverse order, so that each point's passes centre on the run's middle.
+      const size_t i = pass % 2 == 0 ? k : grid.size() - 1 - k;
+      const GridPoint& point = grid[i];
+      const auto link = std::find_if(run.links.begin(), run.links.end(),
+                                     [&](const RateCalibration& l) { return l.rate == point.rate; });
+      hosts_->shape(point.rate);
+      const PointComparison c = run_point(point, link->fit, run.profile.file, pass);
+      measured[i].push_back(c);
+      ++done;
+      const double per_point = (now_s() - grid_start) / static_cast<double>(done);
+      say("[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
+          (passes > 1 ? "pass " + std::to_string(pass + 1) + "/" + std::to_string(passes) + " "
+                      : std::string()) +
+          point.id() + ": measured " + fixed(c.measured.step_time_s * 1e3, 1) +
+          " ms, predicted " + fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" +
+          (c.error_pct() >= 0 ? "+" : "") + fixed(c.error_pct(), 1) + "%), replayed " +
+          fixed(c.replayed.step_time_s * 1e3, 1) + " ms (" +
+          (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) + "%)" +
+          (c.steal_pct ? ", steal " + fixed(*c.steal_pct, 1) + "%" : std::string()) + "; ETA " +
+          duration(per_point * static_cast<double>(total - done)));
+    }
   }
+  for (const auto& point_passes : measured) run.points.push_back(combine_passes(point_passes));
+  run.passes = passes;
   hosts_.reset();  // the namespaces go now, before the report is written
   run.summary = summarise(run.points);
   run.replay_summary = summarise(run.points, &PointComparison::replay_error_pct);
+  if (passes > 1) run.repeatability = summarise(run.points, &PointComparison::pass_spread_pct);
 
   // This machine's speed can move within minutes; the same kernels measured again after the last
   // point say by how much it moved while the points ran.
@@ -714,6 +732,8 @@ Json to_json(const ValidationRun& run) {
   for (const auto& s : run.summary) summary.push_back(to_json(s));
   Json replay_summary = Json::array();
   for (const auto& s : run.replay_summary) replay_summary.push_back(to_json(s));
+  Json repeatability = Json::array();
+  for (const auto& s : run.repeatability) repeatability.push_back(to_json(s));
   Json provenance = Json::object();
   for (const auto& [k, v] : run.profile.provenance) provenance[k] = v;
   Json speed = Json::array();
@@ -742,6 +762,8 @@ Json to_json(const ValidationRun& run) {
           {"points", points},
           {"summary", summary},
           {"replay_summary", replay_summary},
+          {"passes", run.passes},
+          {"repeatability", repeatability},
           {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},
           {"loadavg_start", run.loadavg_start},
           {"loadavg_end", run.loadavg_end},

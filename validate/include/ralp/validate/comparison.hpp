@@ -72,11 +72,23 @@ struct PointComparison {
   // /proc/stat) while the run ran, in percent; none with --hostfile, where the ranks run on
   // other machines.
   std::optional<double> steal_pct;
+  // Each pass's measured step time (the median of its steps), in pass order, when the grid ran
+  // more than once; `measured`, `replayed` and `steal_pct` are then the passes' means.
+  std::vector<double> pass_step_times_s;
   // (predicted - measured) / measured x 100.
   [[nodiscard]] double error_pct() const;
   // The same for the replayed step time.
   [[nodiscard]] double replay_error_pct() const;
+  // (largest - smallest) / mean of the passes' step times x 100: how far this machine's
+  // measurements of the same point moved between passes; 0 with one pass.
+  [[nodiscard]] double pass_spread_pct() const;
 };
+
+// One point measured in several passes over the grid (the same derived scenario, so the same
+// prediction), as one: the measured and replayed figures and the steal are the passes' means, and
+// pass_step_times_s lists each pass's step time. Throws std::invalid_argument for no passes or
+// passes of different points.
+PointComparison combine_passes(const std::vector<PointComparison>& passes);
 
 PointFigures measured_figures(const Json& result, const std::string& label);
 PointFigures predicted_figures(const Json& result, const std::string& label);
@@ -89,7 +101,7 @@ struct ErrorSummary {
 };
 
 // Median and largest |error| per strategy kind (in the order kinds first appear), then "all", of
-// the prediction or of the replay.
+// the prediction, of the replay, or of the spread between passes.
 using ErrorOf = double (PointComparison::*)() const;
 std::vector<ErrorSummary> summarise(const std::vector<PointComparison>& points,
                                     ErrorOf error = &PointComparison::error_pct);

@@ -37,7 +37,10 @@ struct ValidateOptions {
   std::map<std::string, std::string> host;
   int threads = 1;         // kernel threads per rank (the scenarios' training.threads)
   int cores = 0;           // cores ranks may use; 0: this process's CPU affinity
-  double point_budget_s = 10.0;  // measured steps per point: as many as fit in this
+  // Times the grid runs, every other pass in reverse order: each point is then measured at
+  // moments spread over the run, and its measured figures are the passes' means.
+  int passes = 2;
+  double point_budget_s = 10.0;  // measured steps per point and pass: as many as fit in this
   int min_steps = 5;
   int max_steps = 20;
   int warmup_steps = 2;
@@ -83,6 +86,10 @@ struct ValidationRun {
   std::vector<PointComparison> points;
   std::vector<ErrorSummary> summary;
   std::vector<ErrorSummary> replay_summary;  // of the replays (PointComparison::replayed)
+  int passes = 1;
+  // Median and largest spread of each point's step time between passes (pass_spread_pct); empty
+  // with one pass.
+  std::vector<ErrorSummary> repeatability;
   std::vector<SpeedCheck> speed_checks;
   std::filesystem::path speed_check_profile;  // the kernels measured again after the grid
   std::string speed_check_steal_pct;  // its provenance's steal_pct, empty when it has none
