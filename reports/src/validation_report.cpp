@@ -59,17 +59,31 @@ std::string bytes_in(const Json& f, const std::string& host, const std::string& 
   return fixed(num(at(f, host, path), "bytes_in", path + "/" + host) * kMB, 2);
 }
 
-// "103.2 / 99.1": a point's step time in each pass.
+// A point's step times in each pass, measured (predicted): "103.2 (99.0) / 99.1 (101.3)".
 std::string pass_times(const Json& p, const std::string& path) {
-  const Json& times = at(p, "pass_step_times_s", path);
-  if (!times.is_array()) throw InputError(kLabel, path + "/pass_step_times_s", "expected an array");
-  std::string text;
-  for (size_t i = 0; i < times.size(); ++i) {
-    if (!times[i].is_number()) {
-      throw InputError(kLabel, path + "/pass_step_times_s/" + std::to_string(i), "expected a number");
+  const auto times = [&](const std::string& key) {
+    const Json& t = at(p, key, path);
+    if (!t.is_array()) throw InputError(kLabel, path + "/" + key, "expected an array");
+    std::vector<double> out;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (!t[i].is_number()) {
+        throw InputError(kLabel, path + "/" + key + "/" + std::to_string(i), "expected a number");
+      }
+      out.push_back(t[i].get<double>());
     }
+    return out;
+  };
+  const std::vector<double> measured = times("pass_step_times_s");
+  const std::vector<double> predicted = times("pass_predicted_step_times_s");
+  if (predicted.size() != measured.size()) {
+    throw InputError(kLabel, path + "/pass_predicted_step_times_s",
+                     "expected as many step times as pass_step_times_s");
+  }
+  std::string text;
+  for (size_t i = 0; i < measured.size(); ++i) {
     if (i > 0) text += " / ";
-    text += ms(times[i].get<double>());
+    text += ms(measured[i]);
+    text += " (" + ms(predicted[i]) + ")";
   }
   return text;
 }
@@ -122,9 +136,10 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "measured step time; measured is the median of the measured steps after warm-up" +
       (passes > 1 ? " in each of " + std::to_string(passes) +
                         " passes over the grid (every other pass in reverse order, so that each "
-                        "point's passes centre on the middle of the run), their mean"
-                  : std::string()) +
-      ", predicted the simulator's step time.");
+                        "point's passes centre on the middle of the run), their mean; predicted "
+                        "the simulator's step time with the profile measured just before each "
+                        "pass, their mean."
+                  : std::string(", predicted the simulator's step time.")));
   doc.paragraph("Run with `" + str(run, "command", "") + "`; " + fixed(num(run, "wall_s", ""), 0) +
                 " s in all (calibration " + fixed(num(run, "calibration_s", ""), 0) +
                 " s), " + str(run, "cores", "") + " cores, load average " +
@@ -216,6 +231,19 @@ std::string validation_markdown(const Json& run, const std::string& plot,
   for (const char* key :
        {"cpu_model", "onednn", "threads", "date", "loadavg_start", "steal_pct", "command"}) {
     if (prov.contains(key)) items.push_back(std::string(key) + ": `" + str(prov, key, "/profile/provenance") + "`");
+  }
+  if (run.contains("pass_profiles")) {
+    i = 0;
+    for (const Json& p : at(run, "pass_profiles", "")) {
+      const std::string path = "/pass_profiles/" + std::to_string(i++);
+      const Json& pass_prov = at(p, "provenance", path);
+      items.push_back("Pass " + std::to_string(i + 1) + ": `" + str(p, "name", path) + "` (`" +
+                      str(p, "file", path) + "`), the same calibration measured again just before it" +
+                      (pass_prov.contains("steal_pct")
+                           ? "; steal_pct: `" + str(pass_prov, "steal_pct", path + "/provenance") + "`"
+                           : std::string()) +
+                      ".");
+    }
   }
   doc.bullets(items);
   std::vector<std::vector<std::string>> link_rows;
@@ -323,7 +351,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms", "error",
       "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
       "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p", "steal"};
-  if (passes > 1) header.insert(header.begin() + 6, "each pass ms");
+  if (passes > 1) header.insert(header.begin() + 6, "each pass ms, measured (predicted)");
   doc.table(header, point_rows, {A::left, A::left, A::left, A::left});
   doc.paragraph(
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "

@@ -115,6 +115,9 @@ TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
   Json doc = run_document();
   doc["passes"] = 2;
   doc["points"][0]["pass_step_times_s"] = {0.052, 0.048};
+  doc["points"][0]["pass_predicted_step_times_s"] = {0.050, 0.052};
+  doc["pass_profiles"] = {{{"name", "validate-cpu-1t-pass-2"}, {"file", "validate-cpu-1t-pass-2.json"},
+                           {"reused", false}, {"provenance", {{"steal_pct", "3.5"}}}}};
   doc["repeatability"] = {{{"group", "ps"}, {"points", 1}, {"median_abs_error_pct", 8.0},
                            {"max_abs_error_pct", 8.0}},
                           {{"group", "all"}, {"points", 1}, {"median_abs_error_pct", 8.0},
@@ -123,8 +126,13 @@ TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
   EXPECT_NE(md.find("### The same point, measured again"), std::string::npos) << md;
   EXPECT_NE(md.find("| **all** | 1 | 8.0% | 8.0% |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("in each of 2 passes"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 5 + 2 | 50.0 +- 1.00 | 52.0 / 48.0 | 51.0 | +2.0% |"), std::string::npos)
+  EXPECT_NE(md.find("| 5 + 2 | 50.0 +- 1.00 | 52.0 (50.0) / 48.0 (52.0) | 51.0 | +2.0% |"),
+            std::string::npos)
       << md;
+  EXPECT_NE(md.find("Pass 2: `validate-cpu-1t-pass-2` (`validate-cpu-1t-pass-2.json`)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("steal_pct: `3.5`"), std::string::npos) << md;
   doc["points"][0]["pass_step_times_s"] = {0.052, "slow"};
   EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
 }

@@ -104,6 +104,7 @@ TEST(Comparison, PassesCombineIntoTheirMeansAndTheirSpread) {
   a.steal_pct = 10.0;
   PointComparison b = a;
   b.measured.step_time_s = 0.080;
+  b.predicted.step_time_s = 0.094;  // a profile measured between the passes
   b.measured.ps0.in = 2.0;
   b.replayed.step_time_s = 0.084;
   b.steal_pct = 0.0;
@@ -112,8 +113,9 @@ TEST(Comparison, PassesCombineIntoTheirMeansAndTheirSpread) {
   EXPECT_DOUBLE_EQ(c.measured.step_time_s, 0.090);
   EXPECT_DOUBLE_EQ(c.measured.ps0.in, 3.0);
   EXPECT_DOUBLE_EQ(c.replayed.step_time_s, 0.090);
-  EXPECT_DOUBLE_EQ(c.predicted.step_time_s, 0.090);  // the same scenario: the same prediction
-  EXPECT_NEAR(c.error_pct(), 0.0, 1e-9);
+  EXPECT_DOUBLE_EQ(c.predicted.step_time_s, 0.092);
+  EXPECT_EQ(c.pass_predicted_step_times_s, (std::vector<double>{0.090, 0.094}));
+  EXPECT_NEAR(c.error_pct(), 0.002 / 0.090 * 100.0, 1e-9);
   EXPECT_DOUBLE_EQ(*c.steal_pct, 5.0);
   EXPECT_EQ(c.pass_step_times_s, (std::vector<double>{0.100, 0.080}));
   EXPECT_NEAR(c.pass_spread_pct(), 0.020 / 0.090 * 100.0, 1e-9);

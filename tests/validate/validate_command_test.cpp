@@ -83,8 +83,10 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_EQ(doc["passes"], 2);  // the default: the grid twice, the second in reverse order
   EXPECT_NE(r.err.find("[4/4] pass 2/2 "), std::string::npos) << r.err;
   ASSERT_EQ(doc["repeatability"].size(), 3u);  // ps, allreduce, all
+  EXPECT_TRUE(doc["pass_profiles"].empty());  // --profile: every pass uses it
   for (const auto& p : doc["points"]) {
     ASSERT_EQ(p["pass_step_times_s"].size(), 2u);
+    ASSERT_EQ(p["pass_predicted_step_times_s"].size(), 2u);
     EXPECT_TRUE(fs::exists(out_ / "run/points" / p["id"].get<std::string>() / "pass-2/measured.json"));
     EXPECT_GT(p["measured"]["step_time_s"].get<double>(), 0.0);
     EXPECT_GT(p["predicted"]["step_time_s"].get<double>(), 0.0);

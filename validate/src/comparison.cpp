@@ -168,8 +168,10 @@ PointComparison combine_passes(const std::vector<PointComparison>& passes) {
   if (passes.size() == 1) return c;
   const double weight = 1.0 / static_cast<double>(passes.size());
   c.measured = {};
+  c.predicted = {};
   c.replayed = {};
   c.pass_step_times_s.clear();
+  c.pass_predicted_step_times_s.clear();
   double steal = 0.0;
   bool all_steal = true;
   for (const PointComparison& p : passes) {
@@ -177,8 +179,10 @@ PointComparison combine_passes(const std::vector<PointComparison>& passes) {
       throw std::invalid_argument("combine_passes: " + p.id + " among the passes of " + c.id);
     }
     add_scaled(c.measured, p.measured, weight);
+    add_scaled(c.predicted, p.predicted, weight);
     add_scaled(c.replayed, p.replayed, weight);
     c.pass_step_times_s.push_back(p.measured.step_time_s);
+    c.pass_predicted_step_times_s.push_back(p.predicted.step_time_s);
     if (p.steal_pct) {
       steal += weight * *p.steal_pct;
     } else {
@@ -234,6 +238,7 @@ Json to_json(const PointComparison& p) {
           {"replay_error_pct", p.replay_error_pct()},
           {"steal_pct", p.steal_pct ? Json(*p.steal_pct) : Json(nullptr)},
           {"pass_step_times_s", p.pass_step_times_s},
+          {"pass_predicted_step_times_s", p.pass_predicted_step_times_s},
           {"pass_spread_pct", p.pass_step_times_s.size() < 2 ? Json(nullptr)
                                                              : Json(p.pass_spread_pct())}};
 }

@@ -83,6 +83,14 @@ std::map<std::string, std::string> string_map(const Json& j) {
   return m;
 }
 
+// A profile's /measured/provenance, as strings; empty when it has none.
+std::map<std::string, std::string> provenance_of(const Json& profile) {
+  if (!profile.is_object() || !profile.contains("measured") || !profile.at("measured").is_object()) {
+    return {};
+  }
+  return string_map(profile.at("measured").value("provenance", Json::object()));
+}
+
 // The hosts a point runs on, and how to start MPI across them.
 class Hosts {
  public:
@@ -263,9 +271,6 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
   enum class Origin { named, found, fresh };
   auto usable = [&](const fs::path& file, Origin origin) -> std::optional<ProfileChoice> {
     const Json p = read_json_file(file);
-    const Json provenance = p.contains("measured") && p.at("measured").is_object()
-                                ? p.at("measured").value("provenance", Json::object())
-                                : Json::object();
     if (auto why = provenance_mismatch(o_.host, p, file.string())) {
       if (origin == Origin::named) {
         throw InputError(file.string(), "/measured/provenance",
@@ -290,7 +295,7 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
     return ProfileChoice{.file = file,
                          .name = p.value("name", file.stem().string()),
                          .reused = true,
-                         .provenance = string_map(provenance)};
+                         .provenance = provenance_of(p)};
   };
   if (o_.profile) return *usable(*o_.profile, Origin::named);
   const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t";
@@ -531,7 +536,24 @@ ValidationRun Runner::run() {
   const size_t total = grid.size() * static_cast<size_t>(passes);
   std::vector<std::vector<PointComparison>> measured(grid.size());
   size_t done = 0;
+  double calibrating_s = 0.0;  // within the grid, left out of the ETA's time per point
   for (int pass = 0; pass < passes; ++pass) {
+    // Each pass is predicted with a calibration measured just before it: the machine's speed
+    // moves within minutes, and one moment's profile would weigh on every point.
+    fs::path profile = run.profile.file;
+    if (pass > 0 && !o_.profile) {
+      const double calibration_start = now_s();
+      const std::string name =
+          "validate-cpu-" + std::to_string(o_.threads) + "t-pass-" + std::to_string(pass + 1);
+      profile = o_.out / (name + ".json");
+      say("ralp validate: measuring the kernels again for pass " + std::to_string(pass + 1));
+      calibrate_kernels(models, name, profile);
+      run.pass_profiles.push_back({.file = profile,
+                                   .name = name,
+                                   .reused = false,
+                                   .provenance = provenance_of(read_json_file(profile))});
+      calibrating_s += now_s() - calibration_start;
+    }
     for (size_t k = 0; k < grid.size(); ++k) {
       check_interrupted();
       // Every other pass in reverse order, so that each point's passes centre on the run's middle.
@@ -540,14 +562,18 @@ ValidationRun Runner::run() {
       const auto link = std::find_if(run.links.begin(), run.links.end(),
                                      [&](const RateCalibration& l) { return l.rate == point.rate; });
       hosts_->shape(point.rate);
-      const PointComparison c = run_point(point, link->fit, run.profile.file, pass);
+      const PointComparison c = run_point(point, link->fit, profile, pass);
       measured[i].push_back(c);
       ++done;
-      const double per_point = (now_s() - grid_start) / static_cast<double>(done);
-      say("[" + std::to_string(done) + "/" + std::to_string(total) + "] " +
-          (passes > 1 ? "pass " + std::to_string(pass + 1) + "/" + std::to_string(passes) + " "
-                      : std::string()) +
-          point.id() + ": measured " + fixed(c.measured.step_time_s * 1e3, 1) +
+      const double per_point = (now_s() - grid_start - calibrating_s) / static_cast<double>(done);
+      // Appended piece by piece: GCC 12 warns (-Wrestrict) on one long concatenation here.
+      std::string line = "[";
+      line += std::to_string(done) + "/" + std::to_string(total) + "] ";
+      if (passes > 1) {
+        line += "pass ";
+        line += std::to_string(pass + 1) + "/" + std::to_string(passes) + " ";
+      }
+      say(line + point.id() + ": measured " + fixed(c.measured.step_time_s * 1e3, 1) +
           " ms, predicted " + fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" +
           (c.error_pct() >= 0 ? "+" : "") + fixed(c.error_pct(), 1) + "%), replayed " +
           fixed(c.replayed.step_time_s * 1e3, 1) + " ms (" +
@@ -575,10 +601,7 @@ ValidationRun Runner::run() {
     const Json end = read_json_file(run.speed_check_profile);
     run.speed_checks = compare_end_to_end(read_json_file(run.profile.file), end,
                                           run.speed_check_profile.string());
-    if (end.contains("measured") && end.at("measured").is_object()) {
-      run.speed_check_steal_pct =
-          string_map(end.at("measured").value("provenance", Json::object()))["steal_pct"];
-    }
+    run.speed_check_steal_pct = provenance_of(end)["steal_pct"];
   } else {
     say("ralp validate: no speed check: " + run.profile.file.string() +
         " has no end-to-end step of every model of the grid to compare with");
@@ -734,8 +757,16 @@ Json to_json(const ValidationRun& run) {
   for (const auto& s : run.replay_summary) replay_summary.push_back(to_json(s));
   Json repeatability = Json::array();
   for (const auto& s : run.repeatability) repeatability.push_back(to_json(s));
-  Json provenance = Json::object();
-  for (const auto& [k, v] : run.profile.provenance) provenance[k] = v;
+  const auto profile_json = [](const ProfileChoice& p) {
+    Json provenance = Json::object();
+    for (const auto& [k, v] : p.provenance) provenance[k] = v;
+    return Json{{"name", p.name},
+                {"file", p.file.filename().string()},
+                {"reused", p.reused},
+                {"provenance", provenance}};
+  };
+  Json pass_profiles = Json::array();
+  for (const auto& p : run.pass_profiles) pass_profiles.push_back(profile_json(p));
   Json speed = Json::array();
   for (const auto& c : run.speed_checks) {
     speed.push_back({{"model", c.model},
@@ -752,11 +783,8 @@ Json to_json(const ValidationRun& run) {
   return {{"mode", run.mode},
           {"cores", run.cores},
           {"command", run.command},
-          {"profile",
-           {{"name", run.profile.name},
-            {"file", run.profile.file.filename().string()},
-            {"reused", run.profile.reused},
-            {"provenance", provenance}}},
+          {"profile", profile_json(run.profile)},
+          {"pass_profiles", pass_profiles},
           {"links", links},
           {"speed_check", speed_check},
           {"points", points},

@@ -72,9 +72,11 @@ struct PointComparison {
   // /proc/stat) while the run ran, in percent; none with --hostfile, where the ranks run on
   // other machines.
   std::optional<double> steal_pct;
-  // Each pass's measured step time (the median of its steps), in pass order, when the grid ran
-  // more than once; `measured`, `replayed` and `steal_pct` are then the passes' means.
+  // Each pass's measured step time (the median of its steps) and predicted step time (each pass
+  // predicted with the profile measured just before it), in pass order, when the grid ran more
+  // than once; `measured`, `predicted`, `replayed` and `steal_pct` are then the passes' means.
   std::vector<double> pass_step_times_s;
+  std::vector<double> pass_predicted_step_times_s;
   // (predicted - measured) / measured x 100.
   [[nodiscard]] double error_pct() const;
   // The same for the replayed step time.
@@ -84,9 +86,9 @@ struct PointComparison {
   [[nodiscard]] double pass_spread_pct() const;
 };
 
-// One point measured in several passes over the grid (the same derived scenario, so the same
-// prediction), as one: the measured and replayed figures and the steal are the passes' means, and
-// pass_step_times_s lists each pass's step time. Throws std::invalid_argument for no passes or
+// One point measured in several passes over the grid, as one: the measured, predicted and
+// replayed figures and the steal are the passes' means, and pass_step_times_s and
+// pass_predicted_step_times_s list each pass's step times. Throws std::invalid_argument for no passes or
 // passes of different points.
 PointComparison combine_passes(const std::vector<PointComparison>& passes);
 

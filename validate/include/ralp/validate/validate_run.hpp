@@ -37,8 +37,9 @@ struct ValidateOptions {
   std::map<std::string, std::string> host;
   int threads = 1;         // kernel threads per rank (the scenarios' training.threads)
   int cores = 0;           // cores ranks may use; 0: this process's CPU affinity
-  // Times the grid runs, every other pass in reverse order: each point is then measured at
-  // moments spread over the run, and its measured figures are the passes' means.
+  // Times the grid runs, every other pass in reverse order and each after a calibration of its
+  // own: each point is then measured and calibrated at moments spread over the run, and its
+  // figures are the passes' means.
   int passes = 2;
   double point_budget_s = 10.0;  // measured steps per point and pass: as many as fit in this
   int min_steps = 5;
@@ -81,7 +82,10 @@ struct SpeedCheck {
 struct ValidationRun {
   std::string mode;  // "namespaces" or "hostfile"
   int cores = 0;
-  ProfileChoice profile;
+  ProfileChoice profile;  // the first pass's
+  // Every later pass's, measured just before it (none with --profile, whose profile every pass
+  // uses), in pass order.
+  std::vector<ProfileChoice> pass_profiles;
   std::vector<RateCalibration> links;
   std::vector<PointComparison> points;
   std::vector<ErrorSummary> summary;
