@@ -215,7 +215,7 @@ void add_calibrate_command(CLI::App& app, Action& action) {
   sub->add_option("--model-steps", o->model_steps,
                   "Training steps each model's end-to-end and in-step timings take at least, "
                   "over all repetitions (0: as --min-time gives); the in-step layer times are "
-                  "medians over these steps")
+                  "means over the typical ones (the middle half by step time)")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the random parameters and inputs")->capture_default_str();
   sub->add_flag("--no-end-to-end", o->no_end_to_end,
