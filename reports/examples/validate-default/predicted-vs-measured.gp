@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [44.6763683:7352.1365]
-set yrange [44.6763683:7352.1365]
+set xrange [50.5324216:7351.92528]
+set yrange [50.5324216:7351.92528]
 set size ratio -1
 set grid
 set key top left
