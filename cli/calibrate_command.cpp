@@ -26,6 +26,7 @@ struct CalibrateOptions {
   int repetitions = 5;
   double min_time = 0.05;
   int model_steps = 0;
+  double time_sharing = 2.0;
   bool no_end_to_end = false;
   uint64_t seed = 1;
 };
@@ -146,6 +147,11 @@ int run(const CalibrateOptions& o, const std::string& command) {
     throw InputError(kCommand, "--model-steps",
                      "is " + std::to_string(o.model_steps) + ", expected an integer >= 0");
   }
+  if (!(o.time_sharing >= 0.0 && o.time_sharing <= 60.0)) {
+    std::ostringstream given;
+    given << o.time_sharing;
+    throw InputError(kCommand, "--time-sharing", "is " + given.str() + ", expected 0 to 60 seconds");
+  }
   backend_options.threads = o.threads;
   check_output_path("--out", o.out);
 
@@ -158,6 +164,7 @@ int run(const CalibrateOptions& o, const std::string& command) {
   options.min_time = o.min_time;
   options.end_to_end = !o.no_end_to_end;
   options.model_steps = o.model_steps;
+  options.time_sharing_window = o.time_sharing;
   options.seed = o.seed;
   options.name = o.name;
   options.command = command;
@@ -216,6 +223,12 @@ void add_calibrate_command(CLI::App& app, Action& action) {
                   "Training steps each model's end-to-end and in-step timings take at least, "
                   "over all repetitions (0: as --min-time gives); the in-step layer times are "
                   "means over the typical ones (the middle half by step time)")
+      ->capture_default_str();
+  sub->add_option("--time-sharing", o->time_sharing,
+                  "Seconds each model steps in child processes pinned to one core, alone and "
+                  "then two at once, to measure what time-sharing a core costs "
+                  "(time_sharing_slowdown, which the simulator applies where ranks share a "
+                  "device); CPU with one thread only; 0 skips it")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the random parameters and inputs")->capture_default_str();
   sub->add_flag("--no-end-to-end", o->no_end_to_end,

@@ -137,7 +137,9 @@ void print_table(const validate::ValidationRun& run) {
   std::cout << "Target: median |error| <= " << fixed(validate::kTargetMedianPct, 0)
             << "%, max <= " << fixed(validate::kTargetMaxPct, 0) << "%: "
             << (met ? "met" : "not met") << ". Profile " << run.profile.name << " ("
-            << run.profile.file.string() << "); wall time " << fixed(run.wall_s, 0) << " s.\n";
+            << run.profile.file.string() << "; time-sharing slowdown "
+            << fixed(run.profile.time_sharing_slowdown, 3) << " where ranks share a core); wall time "
+            << fixed(run.wall_s, 0) << " s.\n";
   std::cout << "Replayed: simulated again with the time each kernel, sum and update took in the "
                "run (ralp simulate --replay): the error left to the schedule and the network "
                "model.\n";

@@ -3,11 +3,18 @@
 #include "ralp/calibrate/calibration.hpp"
 
 #include <benchmark/benchmark.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -19,6 +26,7 @@
 #include <sstream>
 
 #include "ralp/calibrate/fit.hpp"
+#include "ralp/core/child_reply.hpp"
 #include "ralp/core/cost_model.hpp"
 #include "ralp/core/cpu_stat.hpp"
 #include "ralp/core/step_result.hpp"
@@ -276,20 +284,24 @@ class Collector final : public benchmark::BenchmarkReporter {
       times.clear();
       errors_[name] = error;
     }
+    const auto s = stats(name);
+    finished(name, s ? s->first : Seconds(0.0), s ? s->second : 0.0, error);
+  }
+
+  // Counts one more finished measurement and reports it.
+  void finished(const std::string& what, Seconds median, double spread, const std::string& error) {
     ++done_;
     if (!progress_) return;
     ProgressUpdate u;
     u.done = done_;
     u.total = total_;
-    u.what = name;
+    u.what = what;
     u.error = error;
-    if (const auto s = stats(name)) {
-      u.median = s->first;
-      u.spread = s->second;
-    }
+    u.median = median;
+    u.spread = spread;
     u.elapsed = Seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
     u.remaining = u.elapsed * (static_cast<double>(total_ - done_) / static_cast<double>(done_));
-    if (progress_) progress_(u);
+    progress_(u);
   }
 
   // Median seconds and spread ((max - min) / median) of a benchmark's repetitions.
@@ -395,6 +407,156 @@ std::string slug(const std::string& text) {
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
+}
+
+namespace {
+
+// Seconds a time-sharing child may take to build its model and warm up.
+constexpr int kSharingReadyTimeoutMs = 60000;
+
+// The first CPU this process may run on.
+int first_allowed_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  }
+  return 0;
+}
+
+// In a time-sharing child: pinned to `cpu`, builds the model and warms it up, says so on `ready`
+// (also when that fails, so that the parent never waits for it), waits until `go` closes, then
+// steps for `window` seconds. Returns {"steps", "seconds"}: the steps that ended within the window
+// and the time to the last one's end.
+Json sharing_child(Backend& backend, const LayerGraph& graph, int64_t batch, double window,
+                   uint64_t seed, int cpu, int ready, int go) {
+  std::optional<ModelBench> model;
+  try {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      throw std::runtime_error(std::string("sched_setaffinity: ") + std::strerror(errno));
+    }
+    model.emplace(backend, graph, batch, seed);
+    for (int i = 0; i < kInStepWarmUpSteps; ++i) model->step();
+    backend.synchronize();
+  } catch (...) {
+    write_all(ready, "!");
+    throw;
+  }
+  write_all(ready, "r");
+  char c = 0;
+  while (read(go, &c, 1) < 0 && errno == EINTR) {
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  double last = 0.0;
+  int64_t steps = 0;
+  for (;;) {
+    model->step();
+    backend.synchronize();
+    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    if (t > window) break;
+    ++steps;
+    last = t;
+  }
+  if (steps == 0) throw std::runtime_error("no step ended within " + std::to_string(window) + " s");
+  return Json{{"steps", steps}, {"seconds", last}};
+}
+
+// Runs `processes` sharing children at once on one CPU; returns each one's seconds per step.
+std::vector<double> run_sharing(Backend& backend, const LayerGraph& graph, int64_t batch,
+                                double window, uint64_t seed, int processes) {
+  int ready[2], go[2];
+  if (pipe(ready) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (pipe(go) != 0) {
+    close(ready[0]);
+    close(ready[1]);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  }
+  const int cpu = first_allowed_cpu();
+  std::vector<ForkedChild> children;
+  std::string failure;
+  try {
+    for (int i = 0; i < processes; ++i) {
+      children.push_back(fork_child([&] {
+        close(ready[0]);
+        close(go[1]);
+        return child_reply([&] {
+          return sharing_child(backend, graph, batch, window, seed, cpu, ready[1], go[0]);
+        });
+      }));
+    }
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  close(ready[1]);
+  close(go[0]);
+  // Every child says it is ready (or failed) before any starts, so that all step at once.
+  for (size_t got = 0; got < children.size() && failure.empty();) {
+    pollfd p{ready[0], POLLIN, 0};
+    const int n = poll(&p, 1, kSharingReadyTimeoutMs);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failure = "a process did not get ready within a minute";
+      break;
+    }
+    char c = 0;
+    const ssize_t r = read(ready[0], &c, 1);
+    if (r <= 0) {
+      failure = "a process ended before it was ready";
+      break;
+    }
+    ++got;
+  }
+  close(ready[0]);
+  if (!failure.empty()) {
+    for (const ForkedChild& c : children) kill(c.pid, SIGKILL);
+  }
+  close(go[1]);  // go
+  std::vector<double> step_seconds;
+  for (const ForkedChild& c : children) {
+    std::string text;
+    char buffer[4096];
+    for (;;) {
+      const ssize_t n = read(c.fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      text.append(buffer, static_cast<size_t>(n));
+    }
+    close(c.fd);
+    int status = 0;
+    while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!failure.empty()) continue;
+    try {
+      const Json out = parse_child_reply(text, status, "time sharing");
+      step_seconds.push_back(out.at("seconds").get<double>() /
+                             static_cast<double>(out.at("steps").get<int64_t>()));
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  if (!failure.empty()) throw std::runtime_error(failure);
+  return step_seconds;
+}
+
+}  // namespace
+
+TimeSharingCheck measure_time_sharing(Backend& backend, const LayerGraph& graph, int64_t batch,
+                                      double window, uint64_t seed) {
+  const std::vector<double> alone = run_sharing(backend, graph, batch, window, seed, 1);
+  const std::vector<double> shared = run_sharing(backend, graph, batch, window, seed, 2);
+  return {graph.name(), batch, Seconds(alone.front()), Seconds(mean(shared))};
+}
+
+double time_sharing_slowdown(const std::vector<TimeSharingCheck>& checks) {
+  if (checks.empty()) return 1.0;
+  double sum = 0.0;
+  for (const TimeSharingCheck& c : checks) sum += c.shared.value() / (2.0 * c.alone.value());
+  return std::max(1.0, sum / static_cast<double>(checks.size()));
 }
 
 double fidelity_error(const EndToEndCheck& check) {
@@ -569,8 +731,31 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
     }
   }
 
-  Collector collector(jobs.size(), progress);
+  // Time sharing, per model at its first batch size: forked processes pinned to one core, so only
+  // for one-thread CPU kernels (a GPU shares itself otherwise, and an OpenMP team does not
+  // survive fork).
+  std::vector<const ModelRequest*> sharing;
+  if (options.end_to_end && options.time_sharing_window > 0.0 && !gpu && backend.threads() == 1) {
+    for (const ModelRequest& r : requests) {
+      if (!r.batches.empty()) sharing.push_back(&r);
+    }
+  }
+
+  Collector collector(jobs.size() + sharing.size(), progress);
   run_jobs(backend, jobs, options, collector);
+  std::vector<TimeSharingCheck> sharing_checks;
+  for (const ModelRequest* r : sharing) {
+    const int64_t batch = r->batches.front();
+    const std::string what = "time sharing " + r->graph.name() + " b" + std::to_string(batch) +
+                             " (two processes on one core, each step)";
+    try {
+      sharing_checks.push_back(
+          measure_time_sharing(backend, r->graph, batch, options.time_sharing_window, options.seed));
+      collector.finished(what, sharing_checks.back().shared, 0.0, "");
+    } catch (const std::exception& e) {
+      collector.finished(what, Seconds(0.0), 0.0, e.what());
+    }
+  }
 
   // Assemble the profile.
   DeviceProfile p;
@@ -595,6 +780,8 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   if (!options.command.empty()) p.provenance["command"] = options.command;
   p.provenance["last_level_cache_bytes"] = std::to_string(backend.last_level_cache_bytes());
   p.host = ProfileHost{this_machine_cpu_model(), gpu ? p.provenance["device"] : "", backend.threads()};
+  p.time_sharing = sharing_checks;
+  p.time_sharing_slowdown = time_sharing_slowdown(sharing_checks);
 
   const auto median_of = [&](const std::string& name) {
     const auto s = collector.stats(name);

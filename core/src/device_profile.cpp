@@ -132,6 +132,22 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
       profile.end_to_end.push_back(std::move(check));
     }
   }
+
+  if (const Json* checks = r.get("time_sharing")) {
+    if (!checks->is_array()) {
+      r.fail("time_sharing", "is " + describe_json(*checks) + ", expected an array");
+    }
+    for (size_t i = 0; i < checks->size(); ++i) {
+      ObjectReader c((*checks)[i], json_path(r.path_of("time_sharing"), i), r.file());
+      TimeSharingCheck check;
+      check.model = c.string("model");
+      check.batch = c.integer("batch", 1, 1 << 20);
+      check.alone = c.seconds("alone");
+      check.shared = c.seconds("shared");
+      c.finish();
+      profile.time_sharing.push_back(std::move(check));
+    }
+  }
   r.finish();
 }
 
@@ -166,6 +182,7 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
       r.optional_bandwidth("gradient_sum_rate").value_or(achieved / kSumArraysPerGradientByte);
   p.update_rate =
       r.optional_bandwidth("update_rate").value_or(achieved / kUpdateArraysPerGradientByte);
+  p.time_sharing_slowdown = r.optional_number("time_sharing_slowdown", 1.0, 10.0).value_or(1.0);
   parse_measured(r, p);
   // Profiles written before "host" existed recorded the CPU in their provenance.
   if (!p.host && p.source == ProfileSource::measured && p.provenance.contains("cpu_model")) {
@@ -203,6 +220,7 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["efficiency"] = eff;
   j["gradient_sum_rate"] = p.gradient_sum_rate.value();
   j["update_rate"] = p.update_rate.value();
+  if (p.time_sharing_slowdown != 1.0) j["time_sharing_slowdown"] = p.time_sharing_slowdown;
   if (p.host) {
     j["host"] = {{"cpu_model", p.host->cpu_model}};
     if (!p.host->gpu_model.empty()) j["host"]["gpu_model"] = p.host->gpu_model;
@@ -210,7 +228,8 @@ Json device_profile_to_json(const DeviceProfile& p) {
   }
 
   const bool has_measured = !p.measured.empty() || !p.fitted.empty() || !p.end_to_end.empty() ||
-                            !p.provenance.empty() || p.fitted_launch_overhead;
+                            !p.time_sharing.empty() || !p.provenance.empty() ||
+                            p.fitted_launch_overhead;
   if (!has_measured) return j;
   Json m = Json::object();
   m["provenance"] = Json(p.provenance);
@@ -246,6 +265,16 @@ Json device_profile_to_json(const DeviceProfile& p) {
                       {"sum_of_layers", c.sum_of_layers.value()}});
   }
   m["end_to_end"] = checks;
+  if (!p.time_sharing.empty()) {
+    Json sharing = Json::array();
+    for (const auto& c : p.time_sharing) {
+      sharing.push_back({{"model", c.model},
+                         {"batch", c.batch},
+                         {"alone", c.alone.value()},
+                         {"shared", c.shared.value()}});
+    }
+    m["time_sharing"] = sharing;
+  }
   j["measured"] = m;
   return j;
 }

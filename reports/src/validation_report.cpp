@@ -316,7 +316,16 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       " points had more ranks than the machine's cores: each parameter server kept a core of its "
       "own and the workers shared the cores left, and the derived scenario's "
       "cluster.shared_devices told the simulator which ranks shared a core, so that their "
-      "predictions divide a core equally between computations that overlap. Workers share with "
+      "predictions divide a core equally between computations that overlap" +
+      (profile.contains("time_sharing_slowdown")
+           ? ", each of two progressing at 1 / (2 x " +
+                 fixed(num(profile, "time_sharing_slowdown", "/profile"), 3) +
+                 ") of the core's speed while they overlap: the profile's time_sharing_slowdown, "
+                 "which `ralp calibrate` measured by stepping each model in two processes at once "
+                 "on one core against one alone (switching between processes costs, and each "
+                 "evicts the other's data from the caches)"
+           : std::string()) +
+      ". Workers share with "
       "workers because a rank that computes takes its equal share, while a server that mostly "
       "waits wakes thousands of times a second, each wake-up slowing the kernels beside it, "
       "which the simulator does not model.");

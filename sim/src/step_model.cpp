@@ -665,9 +665,22 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
   // Hosts that share a device run their device operations on the CPU of the group's first host.
   const auto hosts = static_cast<size_t>(schedule.parameter_servers + schedule.workers);
   m.device_host.assign(hosts, -1);
+  // While two or more operations run on it at once, the shared CPU loses what switching between
+  // the processes costs (DeviceProfile::time_sharing_slowdown; the slowest member's).
   for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
+    double slowdown = 1.0;
     for (const int64_t h : group) {
       m.device_host[static_cast<size_t>(h)] = static_cast<int32_t>(group.front());
+      const DeviceProfile& device =
+          h < schedule.parameter_servers ? scenario.ps_device : scenario.worker_device;
+      slowdown = std::max(slowdown, device.time_sharing_slowdown);
+    }
+    if (slowdown > 1.0) {
+      world.host(static_cast<int32_t>(group.front()))
+          ->set_sharing_policy(sg4::Host::SharingPolicy::NONLINEAR,
+                               [slowdown](double capacity, int running) {
+                                 return running > 1 ? capacity / slowdown : capacity;
+                               });
     }
   }
   // Hosts whose messages cost CPU time compute on their CPU as actors, so that both share it.

@@ -72,6 +72,7 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   options.min_time = 0.001;
   options.warm_up_time = 0.0;
   options.model_steps = 3;
+  options.time_sharing_window = 0.2;
   options.name = "test-cpu";
   size_t updates = 0;
   const DeviceProfile p = calibrate(*backend, requests, options,
@@ -92,6 +93,13 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   ASSERT_EQ(p.end_to_end.size(), 1U);
   EXPECT_GT(p.end_to_end[0].measured.value(), 0.0);
   EXPECT_FALSE(p.fitted.empty());
+  // The model stepped alone and two copies at once on one core; the slowdown comes from them.
+  ASSERT_EQ(p.time_sharing.size(), 1U);
+  EXPECT_EQ(p.time_sharing[0].model, "cifar_allconv");
+  EXPECT_EQ(p.time_sharing[0].batch, 2);
+  EXPECT_GT(p.time_sharing[0].alone.value(), 0.0);
+  EXPECT_GT(p.time_sharing[0].shared.value(), 0.0);
+  EXPECT_DOUBLE_EQ(p.time_sharing_slowdown, time_sharing_slowdown(p.time_sharing));
 
   // Through the JSON format, as `ralp calibrate` writes and the simulator reads it.
   const DeviceProfile back = parse_device_profile(device_profile_to_json(p), "", "test.json");
@@ -123,6 +131,30 @@ TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {
   ASSERT_NE(in_step, p.measured.end());
   EXPECT_DOUBLE_EQ(model->estimate(make_layer_key(conv1, 2)).forward.value(),
                    in_step->in_step->forward.value());
+}
+
+TEST(TimeSharing, SlowdownIsTheMeanRatioToTwiceAlone) {
+  EXPECT_DOUBLE_EQ(time_sharing_slowdown({}), 1.0);
+  // 2.2 / (2 x 1) = 1.1 and 4.8 / (2 x 2) = 1.2: 1.15.
+  EXPECT_DOUBLE_EQ(time_sharing_slowdown({{"a", 8, Seconds(1.0), Seconds(2.2)},
+                                          {"b", 8, Seconds(2.0), Seconds(4.8)}}),
+                   1.15);
+  // Sharing that measured faster than equal halves (noise) is no sharing cost.
+  EXPECT_DOUBLE_EQ(time_sharing_slowdown({{"a", 8, Seconds(1.0), Seconds(1.9)}}), 1.0);
+}
+
+// Two copies of a model at once on one core each get about half of it: a step takes about twice
+// the lone one's (over 1.2 times, so that other work on the machine cannot fail the test; copies
+// on two cores would take about as long as one alone).
+TEST(TimeSharing, TwoProcessesOnOneCoreEachStepSlowerThanOneAlone) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  auto backend = kernels::make_cpu_backend(1);
+  const TimeSharingCheck c = measure_time_sharing(*backend, *zoo_model("cifar_allconv"), 4, 0.5, 1);
+  EXPECT_EQ(c.model, "cifar_allconv");
+  EXPECT_EQ(c.batch, 4);
+  EXPECT_GT(c.alone.value(), 0.0);
+  EXPECT_GT(c.shared.value(), 1.2 * c.alone.value())
+      << "alone " << c.alone.value() << " s, shared " << c.shared.value() << " s";
 }
 
 int run_ralp(const std::string& args, std::string* err) {
@@ -195,7 +227,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--model vgg16 --threads 0 --out -",
                  "error: ralp calibrate: --threads is 0, expected an integer >= 1"},
         BadInput{"--model vgg16 --model-steps -1 --out -",
-                 "error: ralp calibrate: --model-steps is -1, expected an integer >= 0"}),
+                 "error: ralp calibrate: --model-steps is -1, expected an integer >= 0"},
+        BadInput{"--model vgg16 --time-sharing -1 --out -",
+                 "error: ralp calibrate: --time-sharing is -1, expected 0 to 60 seconds"}),
     [](const auto& p) { return "case" + std::to_string(p.index); });
 
 }  // namespace

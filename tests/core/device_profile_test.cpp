@@ -44,6 +44,9 @@ TEST(DeviceProfile, MeasuredFieldsRoundTrip) {
   p.end_to_end.push_back({"vgg16", 8, Seconds(4.0), Seconds(3.9)});
   p.provenance.emplace("threads", std::string(1, '2'));
   EXPECT_EQ(parse_device_profile(device_profile_to_json(p), "", "x"), p);
+  p.time_sharing.push_back({"vgg16", 8, Seconds(4.0), Seconds(8.4)});
+  p.time_sharing_slowdown = 1.05;
+  EXPECT_EQ(parse_device_profile(device_profile_to_json(p), "", "x"), p);
   p.host = ProfileHost{"AMD EPYC (family 25, model 1)", "", 2};
   EXPECT_EQ(parse_device_profile(device_profile_to_json(p), "", "x"), p);
   p.host = ProfileHost{"Intel Xeon (family 6, model 143)", "NVIDIA H200", 1};
@@ -134,6 +137,12 @@ TEST(DeviceProfile, ErrorsNameThePath) {
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "p.json: /kind is \"tpu\", expected one of: cpu, gpu");
   }
+  // Time sharing cannot make a device faster than its equal share.
+  const Json faster = parse_json_text(
+      R"({"name": "x", "kind": "cpu", "peak_flops": "1TFLOPS", "memory_bandwidth": "1GB/s",
+          "time_sharing_slowdown": 0.9})",
+      "p.json");
+  EXPECT_THROW(parse_device_profile(faster, "", "p.json"), InputError);
 }
 
 }  // namespace

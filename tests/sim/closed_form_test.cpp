@@ -252,6 +252,45 @@ TEST(ClosedForm, AHeadSharingAWorkersDeviceSlowsOnlyWhileBothCompute) {
       << shared.step_time_mean_s << " against " << own.step_time_mean_s;
 }
 
+TEST(ClosedForm, TimeSharingSlowsADeviceOnlyWhileTwoComputeOnIt) {
+  // As HostsSharingADeviceDivideIt, with a device whose time sharing costs 25%: while the two
+  // all-reduce workers compute at once each progresses at 1 / (2 x 1.25) of its speed, so their
+  // 32 ms of compute each take 80 ms. A worker with its own device, and the ralp worker and head
+  // that never compute at once on a shared device, lose nothing.
+  const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
+      "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0},
+      "time_sharing_slowdown": 1.25})";
+  const auto allreduce = [&](const std::string& sharing) {
+    const Scenario s = scenario_from(
+        R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+        "parameter_servers": 0, "worker_device": )" + device + sharing + R"(,
+        "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps", "latency": 0}},
+        "network_model": "ideal", "strategies": [{"name": "allreduce", "cycle_time": 0}])");
+    return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  };
+  const auto own = allreduce("");
+  const auto shared = allreduce(R"(, "shared_devices": [0, 0])");
+  EXPECT_NEAR(own.worker_mean.compute, 0.032, 1e-4) << own.worker_mean.compute;
+  EXPECT_LT(relative_error(shared.worker_mean.compute, 2 * 1.25 * own.worker_mean.compute), 1e-6)
+      << shared.worker_mean.compute << " against " << own.worker_mean.compute;
+
+  const std::string model = R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
+      {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "fc2", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const auto ralp = [&](const std::string& sharing) {
+    const Scenario s = scenario_from(
+        R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 1,
+        "worker_device": )" + device + sharing + R"(, "platform": {"kind": "star",
+        "nic_bandwidth": "8000000Gbps", "latency": 0}}, "network_model": "ideal",
+        "strategies": [{"name": "ralp", "cut": "fc2"}])");
+    return sim::simulate_isolated(s, s.strategies[0], s.model.find("fc2"), {});
+  };
+  EXPECT_LT(relative_error(ralp(R"(, "shared_devices": [0, 0])").step_time_mean_s,
+                           ralp("").step_time_mean_s),
+            1e-9);
+}
+
 // Messages that cost CPU time (cluster.message_cpu). Workers compute on a 1 GFLOP/s CPU; the PS
 // is an instant GPU, which is never charged. fc 1000 -> 1000 at batch 8: 16 MFLOP forward, and
 // 16 MFLOP for each of the weights' and the input's gradient; each layer's parameters and

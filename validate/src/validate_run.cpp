@@ -91,6 +91,12 @@ std::map<std::string, std::string> provenance_of(const Json& profile) {
   return string_map(profile.at("measured").value("provenance", Json::object()));
 }
 
+// Whether a profile holds ralp calibrate's time-sharing measurement (/measured/time_sharing).
+bool measures_time_sharing(const Json& profile) {
+  return profile.is_object() && profile.contains("measured") && profile.at("measured").is_object() &&
+         profile.at("measured").contains("time_sharing");
+}
+
 // The hosts a point runs on, and how to start MPI across them.
 class Hosts {
  public:
@@ -292,10 +298,16 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
       return std::nullopt;
     }
+    if (origin == Origin::found && o_.threads == 1 && !measures_time_sharing(p)) {
+      say("ralp validate: not reusing " + file.string() +
+          ": it lacks the time-sharing measurement (made by an older ralp calibrate)");
+      return std::nullopt;
+    }
     return ProfileChoice{.file = file,
                          .name = p.value("name", file.stem().string()),
                          .reused = true,
-                         .provenance = provenance_of(p)};
+                         .provenance = provenance_of(p),
+                         .time_sharing_slowdown = p.value("time_sharing_slowdown", 1.0)};
   };
   if (o_.profile) return *usable(*o_.profile, Origin::named);
   const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t";
@@ -548,10 +560,13 @@ ValidationRun Runner::run() {
       profile = o_.out / (name + ".json");
       say("ralp validate: measuring the kernels again for pass " + std::to_string(pass + 1));
       calibrate_kernels(models, name, profile);
+      const Json pass_profile = read_json_file(profile);
       run.pass_profiles.push_back({.file = profile,
                                    .name = name,
                                    .reused = false,
-                                   .provenance = provenance_of(read_json_file(profile))});
+                                   .provenance = provenance_of(pass_profile),
+                                   .time_sharing_slowdown =
+                                       pass_profile.value("time_sharing_slowdown", 1.0)});
       calibrating_s += now_s() - calibration_start;
     }
     for (size_t k = 0; k < grid.size(); ++k) {
@@ -763,7 +778,8 @@ Json to_json(const ValidationRun& run) {
     return Json{{"name", p.name},
                 {"file", p.file.filename().string()},
                 {"reused", p.reused},
-                {"provenance", provenance}};
+                {"provenance", provenance},
+                {"time_sharing_slowdown", p.time_sharing_slowdown}};
   };
   Json pass_profiles = Json::array();
   for (const auto& p : run.pass_profiles) pass_profiles.push_back(profile_json(p));

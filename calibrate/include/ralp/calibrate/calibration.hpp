@@ -42,6 +42,9 @@ struct CalibrationOptions {
   // repetitions (0: as min_time gives): a machine whose speed wanders from step to step needs
   // many steps for the in-step layer times to describe a run's typical step.
   int model_steps = 0;
+  // Seconds each model's steps run in the time-sharing measurement, alone and then two processes
+  // at once on one core (CPU, one thread; 0: not measured).
+  double time_sharing_window = 2.0;
   uint64_t seed = 1;           // parameter initialisation and random inputs
   std::string name;            // the profile's name; empty: derived from the device
   std::string command;         // recorded in the provenance
@@ -64,6 +67,17 @@ using ProgressFn = std::function<void(const ProgressUpdate&)>;
 // is left out (reported through `progress` with its reason) and falls back to the fitted model.
 DeviceProfile calibrate(kernels::Backend& backend, const std::vector<ModelRequest>& requests,
                         const CalibrationOptions& options, const ProgressFn& progress);
+
+// Steps `graph` at `batch` in child processes pinned to the first CPU this process may use: one
+// alone, then two at once from a common start, each for `window` seconds after warm-up steps.
+// Returns the lone process's time per step and the mean of the two sharing processes'. Throws
+// std::runtime_error when a child fails or does not get ready within a minute.
+TimeSharingCheck measure_time_sharing(kernels::Backend& backend, const LayerGraph& graph,
+                                      int64_t batch, double window, uint64_t seed);
+
+// The mean over `checks` of shared / (2 x alone), the time sharing's slowdown; at least 1, and 1
+// without checks.
+double time_sharing_slowdown(const std::vector<TimeSharingCheck>& checks);
 
 // "AMD EPYC (family 26, model 2)" -> "amd-epyc-family-26-model-2".
 std::string slug(const std::string& text);

@@ -63,6 +63,16 @@ struct EndToEndCheck {
   friend bool operator==(const EndToEndCheck&, const EndToEndCheck&) = default;
 };
 
+// Two processes time-sharing one device: a model's training step alone and, while two copies of
+// it run at once on the same device, each copy's step.
+struct TimeSharingCheck {
+  std::string model;
+  int64_t batch = 0;
+  Seconds alone;
+  Seconds shared;
+  friend bool operator==(const TimeSharingCheck&, const TimeSharingCheck&) = default;
+};
+
 // The machine a measured profile was measured on, without host names.
 struct ProfileHost {
   std::string cpu_model;  // as this_machine_cpu_model() says it: "AMD EPYC (family 26, model 2)"
@@ -90,6 +100,11 @@ struct DeviceProfile {
   // PS-side costs: summing W gradient buffers and the SGD update, in bytes of gradient per second.
   BytesPerSecond gradient_sum_rate;
   BytesPerSecond update_rate;
+  // How much longer work takes while two processes time-share the device than its equal share of
+  // the device gives (switching between them costs, and each evicts the other's data from the
+  // caches): each of two computations at once progresses at 1 / (2 x this) of the device's speed.
+  // 1: they divide it without loss. Measured profiles take it from `time_sharing`.
+  double time_sharing_slowdown = 1.0;
 
   // Measured profiles only.
   std::optional<ProfileHost> host;
@@ -97,6 +112,7 @@ struct DeviceProfile {
   std::map<LayerKind, FittedRates> fitted;
   std::optional<Seconds> fitted_launch_overhead;
   std::vector<EndToEndCheck> end_to_end;
+  std::vector<TimeSharingCheck> time_sharing;
   std::map<std::string, std::string> provenance;  // device, driver, libraries, threads, date, load
 
   friend bool operator==(const DeviceProfile&, const DeviceProfile&) = default;

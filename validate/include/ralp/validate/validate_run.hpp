@@ -60,6 +60,7 @@ struct ProfileChoice {
   std::string name;
   bool reused = false;  // an earlier calibration whose host matched
   std::map<std::string, std::string> provenance;
+  double time_sharing_slowdown = 1.0;  // DeviceProfile::time_sharing_slowdown
 };
 
 struct RateCalibration {
