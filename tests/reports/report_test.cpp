@@ -137,6 +137,19 @@ TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
   EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, SharedCoresGiveTheTimeSharingSlowdownUsed) {
+  Json doc = run_document();
+  EXPECT_EQ(validation_markdown(doc, "pvm", std::nullopt).find("time_sharing_slowdown"),
+            std::string::npos);
+  doc["profile"]["time_sharing_slowdown"] = 1.0625;
+  const std::string md = validation_markdown(doc, "pvm", std::nullopt);
+  EXPECT_NE(md.find("each of two progressing at 1 / (2 x 1.062) of the core's speed"),
+            std::string::npos)
+      << md;
+  doc["profile"]["time_sharing_slowdown"] = "fast";
+  EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
+}
+
 TEST(ValidationReport, MachineSpeedWhenValidateMeasuredItAgain) {
   EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("speed during the run"),
             std::string::npos);
