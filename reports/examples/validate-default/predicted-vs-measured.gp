@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [50.5324216:7351.92528]
-set yrange [50.5324216:7351.92528]
+set xrange [26.0639799:7349.93511]
+set yrange [26.0639799:7349.93511]
 set size ratio -1
 set grid
 set key top left
