@@ -200,6 +200,17 @@ TEST(ClosedForm, GpuParameterServerCopiesShareItsPcieLink) {
   EXPECT_LT(relative_error(r.step_time_mean_s, expected), 1e-6) << r.step_time_mean_s;
 }
 
+// Two all-reduce workers on `device`, fc 1000 -> 1000 at batch 8, a network too fast to matter,
+// with `sharing` appended to the cluster object.
+StrategyResult allreduce_pair_step(const std::string& device, const std::string& sharing) {
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+      "parameter_servers": 0, "worker_device": )" + device + sharing + R"(,
+      "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps", "latency": 0}},
+      "network_model": "ideal", "strategies": [{"name": "allreduce", "cycle_time": 0}])");
+  return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+}
+
 TEST(ClosedForm, HostsSharingADeviceDivideIt) {
   // A 1 GFLOP/s device and a network too fast to matter. fc 1000 -> 1000 at batch 8: 16 MFLOP
   // forward and 16 MFLOP backward (weights only: nothing needs the input's gradient), so 32 ms
@@ -208,17 +219,9 @@ TEST(ClosedForm, HostsSharingADeviceDivideIt) {
   // Distinct numbers are distinct devices.
   const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
       "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
-  const auto step = [&](const std::string& sharing) {
-    const Scenario s = scenario_from(
-        R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
-        "parameter_servers": 0, "worker_device": )" + device + sharing + R"(,
-        "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps", "latency": 0}},
-        "network_model": "ideal", "strategies": [{"name": "allreduce", "cycle_time": 0}])");
-    return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
-  };
-  const auto own = step("");
-  const auto distinct = step(R"(, "shared_devices": [1, 0])");
-  const auto shared = step(R"(, "shared_devices": [0, 0])");
+  const auto own = allreduce_pair_step(device, "");
+  const auto distinct = allreduce_pair_step(device, R"(, "shared_devices": [1, 0])");
+  const auto shared = allreduce_pair_step(device, R"(, "shared_devices": [0, 0])");
   EXPECT_NEAR(own.worker_mean.compute, 0.032, 1e-4) << own.worker_mean.compute;
   EXPECT_DOUBLE_EQ(distinct.step_time_mean_s, own.step_time_mean_s);
   EXPECT_LT(relative_error(shared.step_time_mean_s, 2 * own.step_time_mean_s), 1e-6)
@@ -226,26 +229,28 @@ TEST(ClosedForm, HostsSharingADeviceDivideIt) {
   EXPECT_LT(relative_error(shared.worker_mean.compute, 2 * own.worker_mean.compute), 1e-6);
 }
 
-TEST(ClosedForm, AHeadSharingAWorkersDeviceSlowsOnlyWhileBothCompute) {
-  // ralp, 1 PS + 1 worker, input -> fc1 -> fc2 -> loss cut at fc2: the worker computes fc1, then
-  // waits while the head computes fc2, then computes fc1's backward. The two never compute at
-  // once, so sharing one device changes nothing.
-  const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
-      "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
+// ralp, 1 PS + 1 worker, input -> fc1 -> fc2 -> loss cut at fc2, on `device`, with `sharing`
+// appended to the cluster object: the worker computes fc1, then waits while the head computes fc2,
+// then computes fc1's backward.
+StrategyResult ralp_fc2_step(const std::string& device, const std::string& sharing) {
   const std::string model = R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
       {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
       {"name": "fc2", "type": "fc", "out_features": 1000, "bias": false},
       {"name": "loss", "type": "softmax_cross_entropy"}]})";
-  const auto step = [&](const std::string& sharing) {
-    const Scenario s = scenario_from(
-        R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 1,
-        "worker_device": )" + device + sharing + R"(, "platform": {"kind": "star",
-        "nic_bandwidth": "8000000Gbps", "latency": 0}}, "network_model": "ideal",
-        "strategies": [{"name": "ralp", "cut": "fc2"}])");
-    return sim::simulate_isolated(s, s.strategies[0], s.model.find("fc2"), {});
-  };
-  const auto own = step("");
-  const auto shared = step(R"(, "shared_devices": [0, 0])");
+  const Scenario s = scenario_from(
+      R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 1,
+      "worker_device": )" + device + sharing + R"(, "platform": {"kind": "star",
+      "nic_bandwidth": "8000000Gbps", "latency": 0}}, "network_model": "ideal",
+      "strategies": [{"name": "ralp", "cut": "fc2"}])");
+  return sim::simulate_isolated(s, s.strategies[0], s.model.find("fc2"), {});
+}
+
+TEST(ClosedForm, AHeadSharingAWorkersDeviceSlowsOnlyWhileBothCompute) {
+  // The worker and the head never compute at once, so sharing one device changes nothing.
+  const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
+      "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
+  const auto own = ralp_fc2_step(device, "");
+  const auto shared = ralp_fc2_step(device, R"(, "shared_devices": [0, 0])");
   // fc1: 16 MFLOP forward, 16 backward; the head's fc2: 16 forward, 32 backward.
   EXPECT_NEAR(own.step_time_mean_s, 0.080, 1e-3) << own.step_time_mean_s;
   EXPECT_LT(relative_error(shared.step_time_mean_s, own.step_time_mean_s), 1e-9)
@@ -260,34 +265,14 @@ TEST(ClosedForm, TimeSharingSlowsADeviceOnlyWhileTwoComputeOnIt) {
   const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
       "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0},
       "time_sharing_slowdown": 1.25})";
-  const auto allreduce = [&](const std::string& sharing) {
-    const Scenario s = scenario_from(
-        R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
-        "parameter_servers": 0, "worker_device": )" + device + sharing + R"(,
-        "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps", "latency": 0}},
-        "network_model": "ideal", "strategies": [{"name": "allreduce", "cycle_time": 0}])");
-    return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
-  };
-  const auto own = allreduce("");
-  const auto shared = allreduce(R"(, "shared_devices": [0, 0])");
+  const auto own = allreduce_pair_step(device, "");
+  const auto shared = allreduce_pair_step(device, R"(, "shared_devices": [0, 0])");
   EXPECT_NEAR(own.worker_mean.compute, 0.032, 1e-4) << own.worker_mean.compute;
   EXPECT_LT(relative_error(shared.worker_mean.compute, 2 * 1.25 * own.worker_mean.compute), 1e-6)
       << shared.worker_mean.compute << " against " << own.worker_mean.compute;
 
-  const std::string model = R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
-      {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
-      {"name": "fc2", "type": "fc", "out_features": 1000, "bias": false},
-      {"name": "loss", "type": "softmax_cross_entropy"}]})";
-  const auto ralp = [&](const std::string& sharing) {
-    const Scenario s = scenario_from(
-        R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 1,
-        "worker_device": )" + device + sharing + R"(, "platform": {"kind": "star",
-        "nic_bandwidth": "8000000Gbps", "latency": 0}}, "network_model": "ideal",
-        "strategies": [{"name": "ralp", "cut": "fc2"}])");
-    return sim::simulate_isolated(s, s.strategies[0], s.model.find("fc2"), {});
-  };
-  EXPECT_LT(relative_error(ralp(R"(, "shared_devices": [0, 0])").step_time_mean_s,
-                           ralp("").step_time_mean_s),
+  EXPECT_LT(relative_error(ralp_fc2_step(device, R"(, "shared_devices": [0, 0])").step_time_mean_s,
+                           ralp_fc2_step(device, "").step_time_mean_s),
             1e-9);
 }
 
