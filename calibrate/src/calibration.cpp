@@ -5,7 +5,6 @@
 #include <benchmark/benchmark.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -518,18 +517,7 @@ std::vector<double> run_sharing(Backend& backend, const LayerGraph& graph, int64
   close(go[1]);  // go
   std::vector<double> step_seconds;
   for (const ForkedChild& c : children) {
-    std::string text;
-    char buffer[4096];
-    for (;;) {
-      const ssize_t n = read(c.fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      text.append(buffer, static_cast<size_t>(n));
-    }
-    close(c.fd);
-    int status = 0;
-    while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const auto [text, status] = collect_child(c);
     if (!failure.empty()) continue;
     try {
       const Json out = parse_child_reply(text, status, "time sharing");

@@ -73,6 +73,22 @@ ForkedChild fork_child(const std::function<std::string()>& reply) {
   return {pid, fds[0]};
 }
 
+std::pair<std::string, int> collect_child(const ForkedChild& child) {
+  std::string text;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(child.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(child.fd);
+  int status = 0;
+  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {std::move(text), status};
+}
+
 void write_all(int fd, const std::string& text) {
   size_t done = 0;
   while (done < text.size()) {

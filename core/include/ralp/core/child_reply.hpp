@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "ralp/core/json_input.hpp"
 
@@ -30,6 +31,11 @@ struct ForkedChild {
 // with _exit(0), skipping destructors and atexit handlers (MPI's among them): the parent owns
 // every shared resource. Throws std::runtime_error when pipe() or fork() fails.
 ForkedChild fork_child(const std::function<std::string()>& reply);
+
+// Reads `child`'s reply to its end, closes the pipe and waits for the child; returns the reply
+// and the wait status, for parse_child_reply. Blocks: for a child whose reply the parent waits for
+// anyway (several at once are read as their pipes fill instead).
+std::pair<std::string, int> collect_child(const ForkedChild& child);
 
 // Child processes to run at once by default: one per hardware thread.
 int default_jobs();
