@@ -143,20 +143,6 @@ TEST(TimeSharing, SlowdownIsTheMeanRatioToTwiceAlone) {
   EXPECT_DOUBLE_EQ(time_sharing_slowdown({{"a", 8, Seconds(1.0), Seconds(1.9)}}), 1.0);
 }
 
-// Two copies of a model at once on one core each get about half of it: a step takes about twice
-// the lone one's (over 1.2 times, so that other work on the machine cannot fail the test; copies
-// on two cores would take about as long as one alone).
-TEST(TimeSharing, TwoProcessesOnOneCoreEachStepSlowerThanOneAlone) {
-  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
-  auto backend = kernels::make_cpu_backend(1);
-  const TimeSharingCheck c = measure_time_sharing(*backend, *zoo_model("cifar_allconv"), 4, 0.5, 1);
-  EXPECT_EQ(c.model, "cifar_allconv");
-  EXPECT_EQ(c.batch, 4);
-  EXPECT_GT(c.alone.value(), 0.0);
-  EXPECT_GT(c.shared.value(), 1.2 * c.alone.value())
-      << "alone " << c.alone.value() << " s, shared " << c.shared.value() << " s";
-}
-
 int run_ralp(const std::string& args, std::string* err) {
   // One file per process: CTest runs these cases in parallel processes.
   const std::string log = std::string(RALP_BINARY_DIR) + "/calibrate_test_stderr." +
