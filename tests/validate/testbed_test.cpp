@@ -39,6 +39,7 @@ class NamespaceTest : public ::testing::Test {
 
 TEST_F(NamespaceTest, CreatesShapesAndRemovesEverything) {
   std::vector<std::string> made;
+  const std::string machine_limit = read_proc_file("/proc/sys/net/ipv4/tcp_limit_output_bytes");
   {
     NamespaceTestbed bed(own_prefix() + "t-", 2);
     made = bed.namespaces();
@@ -53,6 +54,12 @@ TEST_F(NamespaceTest, CreatesShapesAndRemovesEverything) {
     EXPECT_NE(egress.output.find("100Mbit"), std::string::npos) << egress.output;
     const auto ingress = run_process({"tc", "-n", bed.bridge_namespace(), "qdisc", "show", "dev", "h0"});
     EXPECT_NE(ingress.output.find("tbf"), std::string::npos) << ingress.output;
+    // Each host lets a TCP connection queue at most 64 KiB below its socket; the machine's own
+    // setting is left alone.
+    const auto host_limit = run_process({"ip", "netns", "exec", bed.host_namespace(1), "cat",
+                                         "/proc/sys/net/ipv4/tcp_limit_output_bytes"});
+    EXPECT_EQ(host_limit.output, "65536\n");
+    EXPECT_EQ(read_proc_file("/proc/sys/net/ipv4/tcp_limit_output_bytes"), machine_limit);
     // A process left running inside a host goes with the testbed.
     const pid_t runner = fork();
     if (runner == 0) {
