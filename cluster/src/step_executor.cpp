@@ -74,6 +74,11 @@ struct StepExecutor::State {
   std::condition_variable changed;  // for the compute thread: the step or dependencies moved
   std::condition_variable news;     // for the MPI thread: an operation completed, or an error
   bool computing = false;           // the compute thread is running an operation
+  // The device operation the compute thread waits for (-1: none).
+  int64_t blocked_on = -1;
+  // Whether, since the MPI thread last looked, the compute thread finished an operation that
+  // wakes it (wakes_mpi) or began to wait for one.
+  bool mpi_news = false;
   std::vector<int32_t> remaining;  // per op: dependencies not yet complete
   std::vector<int32_t> device_remaining;  // per op: device operations among them
   int64_t step = -1;               // the step whose device stream may run
@@ -196,9 +201,17 @@ void StepExecutor::run() {
           const uint32_t i = device_ops[position];
           {
             std::unique_lock lock(state.mutex);
-            state.changed.wait(lock, [&] {
+            const auto ready = [&] {
               return state.stop || (state.step == k && state.remaining[i] == 0);
-            });
+            };
+            if (!ready()) {
+              // Whatever it waits for now matters at once: the MPI thread looks (`urgent`).
+              state.blocked_on = i;
+              state.mpi_news = true;
+              state.news.notify_one();
+              state.changed.wait(lock, ready);
+              state.blocked_on = -1;
+            }
             if (state.stop) return;
             state.computing = true;
           }
@@ -221,6 +234,7 @@ void StepExecutor::run() {
               --state.device_remaining[d];
             }
             state.device_done.emplace_back(i, end);
+            state.mpi_news = state.mpi_news || wakes_mpi[i];
           }
           if (wakes_mpi[i]) state.news.notify_one();
         }
@@ -235,15 +249,18 @@ void StepExecutor::run() {
     }
   });
   // Between checks for messages, the MPI thread sleeps until the compute thread finishes an
-  // operation that wakes it (wakes_mpi) or the pause ends (Transport::backoff: longer pauses while the compute thread runs
-  // than while it waits): every wake-up of the MPI thread takes CPU time from computation on the
-  // same core (polling every 50 us made the kernels 30% slower on one core), while a message that
-  // arrives is noticed at most one pause late.
-  // Sleeps until the compute thread reports a finished operation or fails, or `interval` passes.
+  // operation that wakes it (wakes_mpi), begins to wait for one, or the pause ends
+  // (Transport::backoff: longer pauses while the compute thread runs than while it waits): every
+  // wake-up of the MPI thread takes CPU time from computation on the same core (polling every
+  // 50 us made the kernels 30% slower on one core), while a message that arrives is noticed at
+  // most one pause late. Other operations' ends do not wake it, nor start its pauses over from
+  // the shortest: they are counted when it next looks.
+  // Sleeps until the compute thread has news (mpi_news) or fails, or `interval` passes.
   const auto await_news = [&state](std::unique_lock<std::mutex>& lock,
                                     std::chrono::microseconds interval) {
-    state.news.wait_for(lock, interval,
-                        [&state] { return !state.device_done.empty() || state.error; });
+    state.news.wait_for(lock, interval, [&state] {
+      return state.mpi_news || state.error;
+    });
   };
   const Transport::Pause pause = [&state, &await_news](int round) {
     std::unique_lock lock(state.mutex);
@@ -500,28 +517,36 @@ void StepExecutor::run() {
           for (const auto& [i, end] : state.device_done) count(i, end);
           moved = moved || !state.device_done.empty();
           state.device_done.clear();
+          state.mpi_news = false;
         }
         state.changed.notify_all();
         if (moved || completed == n) continue;
         // Whether noticing a completion soon can matter: a ring or a send in progress, or a
-        // receive that some operation waits for with all its device dependencies done (or that
-        // nothing waits for). A receive whose dependents all still wait for the compute thread
-        // is noticed when that thread wakes this one (wakes_mpi): in allreduce the receives of
-        // the ring's coordination are posted at the start of a step, and polling for them kept
-        // the MPI thread waking 2,900 times a second, taking 11% of the core from the kernels.
+        // receive that nothing waits for, that a device operation the compute thread waits for
+        // now waits for, or that another stream's operation waits for with all its device
+        // dependencies done. A receive whose dependents still wait for the compute thread is
+        // noticed when that thread wakes this one (wakes_mpi), or begins to wait for one of
+        // them (blocked_on). In allreduce the receives of the ring's coordination are posted at
+        // the start of a step, and polling for them kept the MPI thread waking 2,900 times a
+        // second, taking 11% of the core from the kernels; in hybrid the receive of the head's
+        // gradient, posted at the start too, had its first backward layer's device dependencies
+        // done all through the forward (they come in stream order, not as dependencies), and
+        // polling for it woke the MPI thread 860 times a second while the kernels ran.
         const auto urgent = [&] {
           if (ring) return true;
           std::lock_guard lock(state.mutex);
           return std::any_of(in_flight.begin(), in_flight.end(), [&](const InFlight& f) {
             if (ops[f.op].kind != OpKind::receive || dependents[f.op].empty()) return true;
-            return std::any_of(dependents[f.op].begin(), dependents[f.op].end(),
-                               [&](uint32_t d) { return state.device_remaining[d] == 0; });
+            return std::any_of(dependents[f.op].begin(), dependents[f.op].end(), [&](uint32_t d) {
+              if (ops[d].stream() == Stream::device) return state.blocked_on == d;
+              return state.device_remaining[d] == 0;
+            });
           });
         };
         // Nothing to do until a message completes or the compute thread finishes an operation.
         t.wait_until([&] {
           std::lock_guard lock(state.mutex);
-          if (!state.device_done.empty() || state.error) return true;
+          if (state.mpi_news || state.error) return true;
           for (const InFlight& f : in_flight) {
             if (t.done(f.handle)) return true;
           }
