@@ -107,10 +107,13 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
   }
   if (scenario.message_cpu.charged()) {
     constexpr double kNsPerSecond = 1e9;
+    constexpr double kUsPerSecond = 1e6;
+    const MessageCpuSpec& c = scenario.message_cpu;
     std::cout << "messages cost CPU time on CPU hosts: "
-              << fixed(scenario.message_cpu.send_s_per_byte * kNsPerSecond, 3)
-              << " ns per byte sent, "
-              << fixed(scenario.message_cpu.receive_s_per_byte * kNsPerSecond, 3)
+              << fixed(c.send_s_per_message * kUsPerSecond, 1) << " us per message + "
+              << fixed(c.send_s_per_byte * kNsPerSecond, 3) << " ns per byte sent, "
+              << fixed(c.receive_s_per_message * kUsPerSecond, 1) << " us per message + "
+              << fixed(c.receive_s_per_byte * kNsPerSecond, 3)
               << " ns per byte received (cluster.message_cpu)\n";
   }
   TextTable table({{"strategy", TextTable::Align::left},

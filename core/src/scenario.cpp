@@ -423,10 +423,13 @@ std::vector<int64_t> read_shared_devices(ObjectReader& c, int64_t hosts) {
   return out;
 }
 
-// cluster.message_cpu: {"send_ns_per_byte", "receive_ns_per_byte"}, each optional.
+// cluster.message_cpu: {"send_ns_per_byte", "receive_ns_per_byte", "send_us_per_message",
+// "receive_us_per_message"}, each optional.
 MessageCpuSpec read_message_cpu(ObjectReader& c) {
   constexpr double kMaxNsPerByte = 1e6;
+  constexpr double kMaxUsPerMessage = 1e6;
   constexpr double kSecondsPerNs = 1e-9;
+  constexpr double kSecondsPerUs = 1e-6;
   MessageCpuSpec spec;
   const Json* value = c.get("message_cpu");
   if (value == nullptr) return spec;
@@ -435,6 +438,12 @@ MessageCpuSpec read_message_cpu(ObjectReader& c) {
       m.optional_number("send_ns_per_byte", 0.0, kMaxNsPerByte).value_or(0.0) * kSecondsPerNs;
   spec.receive_s_per_byte =
       m.optional_number("receive_ns_per_byte", 0.0, kMaxNsPerByte).value_or(0.0) * kSecondsPerNs;
+  spec.send_s_per_message =
+      m.optional_number("send_us_per_message", 0.0, kMaxUsPerMessage).value_or(0.0) *
+      kSecondsPerUs;
+  spec.receive_s_per_message =
+      m.optional_number("receive_us_per_message", 0.0, kMaxUsPerMessage).value_or(0.0) *
+      kSecondsPerUs;
   m.finish();
   return spec;
 }
@@ -726,9 +735,12 @@ Json scenario_to_json(const Scenario& s) {
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
   if (s.message_cpu.charged()) {
     constexpr double kNsPerSecond = 1e9;
+    constexpr double kUsPerSecond = 1e6;
     out["cluster"]["message_cpu"] = {
         {"send_ns_per_byte", s.message_cpu.send_s_per_byte * kNsPerSecond},
-        {"receive_ns_per_byte", s.message_cpu.receive_s_per_byte * kNsPerSecond}};
+        {"receive_ns_per_byte", s.message_cpu.receive_s_per_byte * kNsPerSecond},
+        {"send_us_per_message", s.message_cpu.send_s_per_message * kUsPerSecond},
+        {"receive_us_per_message", s.message_cpu.receive_s_per_message * kUsPerSecond}};
   }
   return out;
 }

@@ -527,6 +527,12 @@ RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member) 
   t.wire_bytes = 2 * all - payload(mod(member + 1)) - payload(mod(member + 2)) +
                  t.messages * kHeaderBytes;
   t.reduced_bytes = all - payload(mod(member));
+  const auto carries = [&](int64_t chunk) -> int64_t { return payload(chunk) > 0 ? 1 : 0; };
+  const int64_t carrying = full * carries(0) + (partial > 0 ? carries(full) : 0) +
+                           (empty > 0 ? empty * carries(members - 1) : 0);
+  // Member m - 1 sends what m receives.
+  t.sent_payloads = 2 * carrying - carries(mod(member + 1)) - carries(mod(member + 2));
+  t.received_payloads = 2 * carrying - carries(mod(member)) - carries(mod(member + 1));
   return t;
 }
 

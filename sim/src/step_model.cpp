@@ -165,8 +165,7 @@ struct Model {
   std::vector<int32_t> device_host;
   // Per host: whether its messages cost CPU time on its device's CPU.
   std::vector<bool> charged;
-  double send_cpu_s_per_byte = 0.0;
-  double receive_cpu_s_per_byte = 0.0;
+  MessageCpuSpec message_cpu;
   Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
@@ -383,11 +382,25 @@ std::string label_of(const Model& m, int32_t host, const Op& op) {
   return schedule::op_label(m.schedule, m.world.scenario.model, host, op);
 }
 
-// The CPU time that moving a message's bytes takes on `host`'s device CPU, at `s_per_byte`; 0
-// where the host's messages cost nothing.
-double message_cpu_seconds(const Model& m, int32_t host, double s_per_byte, int64_t bytes) {
+// The CPU time that moving `payloads` payload messages of `bytes` on the wire in all takes at one
+// end on `host`'s device CPU, at `s_per_message` and `s_per_byte`; 0 where the host's messages
+// cost nothing.
+double message_cpu_seconds(const Model& m, int32_t host, double s_per_message, double s_per_byte,
+                           int64_t payloads, int64_t bytes) {
   if (!m.charged[static_cast<size_t>(host)]) return 0.0;
-  return s_per_byte * static_cast<double>(bytes);
+  return s_per_message * static_cast<double>(payloads) + s_per_byte * static_cast<double>(bytes);
+}
+double send_cpu_seconds(const Model& m, int32_t host, int64_t payloads, int64_t bytes) {
+  return message_cpu_seconds(m, host, m.message_cpu.send_s_per_message,
+                             m.message_cpu.send_s_per_byte, payloads, bytes);
+}
+double receive_cpu_seconds(const Model& m, int32_t host, int64_t payloads, int64_t bytes) {
+  return message_cpu_seconds(m, host, m.message_cpu.receive_s_per_message,
+                             m.message_cpu.receive_s_per_byte, payloads, bytes);
+}
+// Caps `comm`'s rate so that its `flow` bytes take at least `seconds` (none where 0).
+void limit_rate(const sg4::CommPtr& comm, int64_t flow, double seconds) {
+  if (flow > 0 && seconds > 0.0) comm->set_rate(static_cast<double>(flow) / seconds);
 }
 
 // Starts `seconds` (alone) of execution on `cpu`, spread over at least `spread` seconds.
@@ -407,15 +420,17 @@ sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, dou
   return start_on(m.world.host(m.device_host[static_cast<size_t>(host)]), seconds, spread);
 }
 
-// Puts a payload message of `bytes` on `box` from `src` to `dst` and waits for it, with its CPU
-// time on both ends where they are charged: the flow is no faster than the busier end alone moves
-// the bytes, and the message is sent once both ends' CPU time is spent too. Bytes that the NICs'
-// token buckets pass at once (World::start_flow) leave the flow, not the CPU time.
+// Puts a message of `bytes` on the wire on `box` from `src` to `dst` and waits for it, with its
+// CPU time on both ends where they are charged (a header-only message's is its bytes' only): the
+// flow is no faster than the busier end alone moves the bytes, and the message is sent once both
+// ends' CPU time, per message and per byte, is spent too. Bytes that the NICs' token buckets pass
+// at once (World::start_flow) leave the flow, not the CPU time.
 void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_t dst,
                  int64_t bytes) {
   const int64_t flow = m.world.start_flow(src, dst, bytes, sg4::Engine::get_clock());
-  const double send_s = message_cpu_seconds(m, src, m.send_cpu_s_per_byte, bytes);
-  const double receive_s = message_cpu_seconds(m, dst, m.receive_cpu_s_per_byte, bytes);
+  const int64_t payloads = bytes > schedule::kHeaderBytes ? 1 : 0;
+  const double send_s = send_cpu_seconds(m, src, payloads, bytes);
+  const double receive_s = receive_cpu_seconds(m, dst, payloads, bytes);
   if (send_s <= 0.0 && receive_s <= 0.0) {
     box->put(payload, static_cast<uint64_t>(flow));
     m.world.end_flow(src, dst, sg4::Engine::get_clock());
@@ -425,7 +440,8 @@ void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_
   const sg4::ExecPtr sender = start_message_cpu(m, src, send_s, spread);
   const sg4::ExecPtr receiver = start_message_cpu(m, dst, receive_s, spread);
   sg4::CommPtr comm = box->put_init(payload, static_cast<uint64_t>(flow));
-  if (flow > 0) comm->set_rate(static_cast<double>(flow) / std::max(send_s, receive_s));
+  limit_rate(comm, flow,
+             std::max(send_cpu_seconds(m, src, 0, bytes), receive_cpu_seconds(m, dst, 0, bytes)));
   comm->start();
   comm->wait();
   m.world.end_flow(src, dst, sg4::Engine::get_clock());
@@ -566,14 +582,15 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     sg4::this_actor::sleep_for(static_cast<double>(totals.messages - 1) * m.latency_factor *
                                route_latency);
     const double start = sg4::Engine::get_clock();
-    // A member's CPU moves its outgoing and its incoming bytes at once.
-    const double cpu_s = message_cpu_seconds(
-        m, host, m.send_cpu_s_per_byte + m.receive_cpu_s_per_byte, wire);
+    // A member's CPU moves its outgoing and its incoming bytes at once (as many as it sends).
+    const double bytes_s = send_cpu_seconds(m, host, 0, wire) + receive_cpu_seconds(m, host, 0, wire);
+    const double cpu_s = bytes_s + send_cpu_seconds(m, host, totals.sent_payloads, 0) +
+                         receive_cpu_seconds(m, host, totals.received_payloads, 0);
     const sg4::ExecPtr cpu =
         start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
     const int64_t flow = world.start_flow(host, next, wire, start);
     sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(flow));
-    if (cpu_s > 0.0 && flow > 0) send->set_rate(static_cast<double>(flow) / cpu_s);
+    limit_rate(send, flow, bytes_s);
     send->start();
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();
@@ -586,15 +603,18 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     for (size_t phase = 0; phase < sends.size(); ++phase) {
       const double start = sg4::Engine::get_clock();
       const int64_t wire = sends[phase].wire_bytes();
-      const double cpu_s = message_cpu_seconds(m, host, m.send_cpu_s_per_byte, wire) +
-                           message_cpu_seconds(m, host, m.receive_cpu_s_per_byte,
-                                               receives[phase].wire_bytes());
+      const int64_t received = receives[phase].wire_bytes();
+      const double bytes_s =
+          send_cpu_seconds(m, host, 0, wire) + receive_cpu_seconds(m, host, 0, received);
+      const double cpu_s =
+          bytes_s + send_cpu_seconds(m, host, sends[phase].payload_bytes > 0 ? 1 : 0, 0) +
+          receive_cpu_seconds(m, host, receives[phase].payload_bytes > 0 ? 1 : 0, 0);
       const sg4::ExecPtr cpu =
           start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
       const int64_t flow = world.start_flow(host, next, wire, start);
       sg4::CommPtr send =
           out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(flow));
-      if (cpu_s > 0.0 && flow > 0) send->set_rate(static_cast<double>(flow) / cpu_s);
+      limit_rate(send, flow, bytes_s);
       send->start();
       sg4::CommPtr receive = in->get_async(&payload);
       send->wait();
@@ -684,8 +704,7 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
     }
   }
   // Hosts whose messages cost CPU time compute on their CPU as actors, so that both share it.
-  m.send_cpu_s_per_byte = scenario.message_cpu.send_s_per_byte;
-  m.receive_cpu_s_per_byte = scenario.message_cpu.receive_s_per_byte;
+  m.message_cpu = scenario.message_cpu;
   m.charged.assign(hosts, false);
   for (size_t h = 0; h < hosts; ++h) {
     const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers

@@ -72,6 +72,21 @@ TEST(Scenario, FilledInJsonIsStableAndReloads) {
   EXPECT_EQ(scenario_to_json(back).dump(2), once);
 }
 
+TEST(Scenario, MessageCpuReadsAndReloads) {
+  Json j = scenario_to_json(load_scenario(kData / "scenarios/minimal.json"));
+  j["cluster"]["message_cpu"] = {{"send_ns_per_byte", 1.5}, {"receive_us_per_message", 150}};
+  const Scenario s = parse_scenario(j, "cpu", kData / "scenarios");
+  EXPECT_DOUBLE_EQ(s.message_cpu.send_s_per_byte, 1.5e-9);
+  EXPECT_DOUBLE_EQ(s.message_cpu.receive_s_per_message, 150e-6);
+  EXPECT_EQ(s.message_cpu.receive_s_per_byte, 0.0);
+  EXPECT_EQ(s.message_cpu.send_s_per_message, 0.0);
+  const Scenario back = parse_scenario(scenario_to_json(s), "cpu", kData / "scenarios");
+  EXPECT_DOUBLE_EQ(back.message_cpu.send_s_per_byte, s.message_cpu.send_s_per_byte);
+  EXPECT_DOUBLE_EQ(back.message_cpu.receive_s_per_message, s.message_cpu.receive_s_per_message);
+  EXPECT_EQ(back.message_cpu.receive_s_per_byte, 0.0);
+  EXPECT_EQ(back.message_cpu.send_s_per_message, 0.0);
+}
+
 TEST(Scenario, BadScenariosGiveTheirExactMessage) {
   const auto files = bad_scenarios();
   ASSERT_GE(files.size(), 20u);

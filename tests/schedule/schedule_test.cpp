@@ -143,10 +143,16 @@ TEST(Schedule, RingTotalsAddUpTheRingsMessages) {
         expected.messages = static_cast<int64_t>(sends.size());
         for (const Message& m : sends) expected.wire_bytes += m.wire_bytes();
         for (int p = 0; p + 1 < workers; ++p) expected.reduced_bytes += receives[p].payload_bytes;
+        for (const Message& m : sends) expected.sent_payloads += m.payload_bytes > 0 ? 1 : 0;
+        for (const Message& m : receives) expected.received_payloads += m.payload_bytes > 0 ? 1 : 0;
         const RingTotals t = ring_totals(s, 0, member);
         EXPECT_EQ(t.messages, expected.messages) << compression << " " << workers << " " << member;
         EXPECT_EQ(t.wire_bytes, expected.wire_bytes) << compression << " " << workers << " " << member;
         EXPECT_EQ(t.reduced_bytes, expected.reduced_bytes)
+            << compression << " " << workers << " " << member;
+        EXPECT_EQ(t.sent_payloads, expected.sent_payloads)
+            << compression << " " << workers << " " << member;
+        EXPECT_EQ(t.received_payloads, expected.received_payloads)
             << compression << " " << workers << " " << member;
       }
     }

@@ -341,6 +341,55 @@ TEST(ClosedForm, AMessagesCpuTimeHidesInASlowerTransfer) {
                    charged_step(fc_model(1000, 1000), kInstantGpu, slow, ""));
 }
 
+TEST(ClosedForm, AMessagesCpuTimePerMessageAddsLikeItsTimePerByte) {
+  // 4,000 us per message sent costs what 1 ns per byte of fc2's two 4 MB pushes does (8 ms per
+  // step, as above, where fc2's push shares the core with fc1's backward); the pulls' and the
+  // step's header-only messages cost nothing.
+  const std::string fast = "8000000Gbps";
+  const double free = charged_step(two_fc_model(), kGflopCpu, fast, "");
+  const double charged = charged_step(two_fc_model(), kGflopCpu, fast,
+                                      R"(, "message_cpu": {"send_us_per_message": 4000})");
+  EXPECT_LT(relative_error(charged - free, 0.008), 1e-6) << charged << " against " << free;
+}
+
+TEST(ClosedForm, AMessagesCpuTimePerMessageDelaysItButNotItsBytes) {
+  // 40 ms per message received: the worker's pull arrives 40 ms later on a link that moves it in
+  // no time. On a 100 MB/s link (40 ms per 4 MB message) the same time is spent while the pull
+  // flows, and neither the pull nor the push flows slower than free messages.
+  const std::string fast = "8000000Gbps";
+  const std::string per_message = R"(, "message_cpu": {"receive_us_per_message": 40000})";
+  const double free = charged_step(fc_model(1000, 1000), kGflopCpu, fast, "");
+  EXPECT_LT(relative_error(charged_step(fc_model(1000, 1000), kGflopCpu, fast, per_message) - free,
+                           0.040),
+            1e-6);
+  const std::string slow = "800Mbps";
+  EXPECT_LT(relative_error(charged_step(fc_model(1000, 1000), kGflopCpu, slow, per_message),
+                           charged_step(fc_model(1000, 1000), kGflopCpu, slow, "")),
+            1e-9);
+}
+
+TEST(ClosedForm, ARingMembersMessagesCostTheirCpuTimePerMessage) {
+  // Two CPU workers all-reduce fc's 4 MB gradient once its backward ends: each member sends two
+  // chunk messages and receives two, on a link that moves them in no time. 1 ms per message
+  // sent and 0.5 ms per message received add 3 ms to the step, in either ring form.
+  for (const char* ring : {"message", "coalesced"}) {
+    const auto step = [&](const std::string& message_cpu) {
+      const Scenario s = scenario_from(
+          R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "pcie_copies": false,
+          "cluster": {"workers": 2, "parameter_servers": 0, "worker_device": )" + kGflopCpu +
+          message_cpu + R"(, "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps",
+          "latency": 0}}, "network_model": "ideal",
+          "strategies": [{"name": "allreduce", "cycle_time": 0, "ring_model": ")" + ring + R"("}])");
+      return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {}).step_time_mean_s;
+    };
+    const double free = step("");
+    const double charged =
+        step(R"(, "message_cpu": {"send_us_per_message": 1000, "receive_us_per_message": 500})");
+    EXPECT_LT(relative_error(charged - free, 0.003), 1e-5)
+        << ring << ": " << charged << " against " << free;
+  }
+}
+
 // NICs shaped by token buckets (platform.nic_burst, a tc tbf's burst): one PS and one worker,
 // every NIC 1 GB/s, no latency, a step that pulls and then pushes S = 4,000,024 bytes, and
 // `steps` steps with no warm-up.

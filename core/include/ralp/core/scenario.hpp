@@ -113,10 +113,16 @@ struct StragglerSpec {
 // The CPU time that moving a message takes on its sender's and its receiver's core, per byte
 // (header included): the copies of the MPI thread and the kernel's network stack, which share the
 // core with the computation that overlaps them. Charged where a host computes on a CPU; 0: free.
+// The CPU time a payload message takes on each end: per message plus per byte.
 struct MessageCpuSpec {
   double send_s_per_byte = 0.0;
   double receive_s_per_byte = 0.0;
-  [[nodiscard]] bool charged() const { return send_s_per_byte > 0.0 || receive_s_per_byte > 0.0; }
+  double send_s_per_message = 0.0;
+  double receive_s_per_message = 0.0;
+  [[nodiscard]] bool charged() const {
+    return send_s_per_byte > 0.0 || receive_s_per_byte > 0.0 || send_s_per_message > 0.0 ||
+           receive_s_per_message > 0.0;
+  }
   friend bool operator==(const MessageCpuSpec&, const MessageCpuSpec&) = default;
 };
 

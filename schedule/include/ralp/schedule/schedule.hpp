@@ -165,11 +165,15 @@ std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int6
 
 // The same ring's sums for one member, without listing its messages (constant time, for rings
 // of thousands): what ring_messages(schedule, buffer, member) adds up to, and the payload bytes
-// the member receives in the reduce-scatter phases (those it sums).
+// the member receives in the reduce-scatter phases (those it sums), and how many of the messages
+// it sends and receives carry a payload (a chunk can be empty where the buffer has fewer elements
+// than the ring has members).
 struct RingTotals {
   int64_t messages = 0;
   int64_t wire_bytes = 0;      // sent, headers included
   int64_t reduced_bytes = 0;   // received in the first W - 1 phases
+  int64_t sent_payloads = 0;
+  int64_t received_payloads = 0;
 };
 RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member);
 
