@@ -154,8 +154,10 @@ void print_table(const validate::ValidationRun& run) {
     std::cout << " " << l.rate.text << ": bandwidth " << fixed(l.fit.bandwidth_factor, 4)
               << ", latency " << fixed(l.fit.latency_factor, 3) << " (link latency "
               << fixed(l.fit.latency_s * 1e6, 1) << " us), message CPU "
-              << fixed(l.fit.send_cpu_s_per_byte * 1e9, 3) << " / "
-              << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte sent / received;";
+              << fixed(l.fit.send_cpu_s_per_message * 1e6, 0) << " us + "
+              << fixed(l.fit.send_cpu_s_per_byte * 1e9, 3) << " ns per byte sent, "
+              << fixed(l.fit.receive_cpu_s_per_message * 1e6, 0) << " us + "
+              << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte received;";
   }
   std::cout << "\n";
   if (!run.speed_checks.empty()) {

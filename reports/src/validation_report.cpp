@@ -257,8 +257,14 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                          fixed(num(l, "bandwidth_factor", path), 4),
                          fixed(num(l, "latency_factor", path), 3),
                          fixed(num(l, "residual_max", path) * 100, 1) + "%",
+                         l.contains("send_cpu_us_per_message")
+                             ? fixed(num(l, "send_cpu_us_per_message", path), 0) + " us"
+                             : "-",
                          l.contains("send_cpu_ns_per_byte")
                              ? fixed(num(l, "send_cpu_ns_per_byte", path), 3) + " ns"
+                             : "-",
+                         l.contains("receive_cpu_us_per_message")
+                             ? fixed(num(l, "receive_cpu_us_per_message", path), 0) + " us"
                              : "-",
                          l.contains("receive_cpu_ns_per_byte")
                              ? fixed(num(l, "receive_cpu_ns_per_byte", path), 3) + " ns"
@@ -269,13 +275,13 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "the round trip of header-only messages, and bulk transfers of growing size fitted to "
       "a + S / g. Each scenario link gets latency rtt / 2; on the star a message crosses two links, "
       "so latency_factor = max(a - rtt/2, rtt/2) / rtt and bandwidth_factor = g / rate. The "
-      "same transfers again, while a thread computes on each rank's core, give the CPU time per "
-      "byte that moving a message takes from computation on the sender's and the receiver's "
-      "core: the prediction charges it (cluster.message_cpu), shared with the compute it "
-      "overlaps.");
+      "same transfers again, while a thread computes on each rank's core, give the CPU time "
+      "that moving a message takes from computation on the sender's and the receiver's core, "
+      "fitted to c + S x s on relative residuals (c per message, s per byte): the prediction "
+      "charges it (cluster.message_cpu), shared with the compute it overlaps.");
   doc.table({"rate", "rtt", "link latency", "goodput g", "one-way fixed cost",
-             "bandwidth_factor", "latency_factor", "largest fit residual", "CPU per byte sent",
-             "CPU per byte received"},
+             "bandwidth_factor", "latency_factor", "largest fit residual", "CPU per message sent",
+             "CPU per byte sent", "CPU per message received", "CPU per byte received"},
             link_rows, {A::left});
 
   // Null when the run's profile had no end-to-end step to compare with; older results lack it.

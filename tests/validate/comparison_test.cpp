@@ -171,9 +171,11 @@ TEST(LinkFit, ParsesTheProbeAndCountsTheHeader) {
   EXPECT_THROW(parse_link_probe(Json{{"rtt_median_s", 1e-4}}, "probe.json"), InputError);
 }
 
-TEST(LinkFit, MessageCpuIsTheSlopeOfTheCpuSeriesAndNeverNegative) {
-  // The sender loses 100 us + 0.5 ns per byte, the receiver 0.2 ns per byte; a series whose
-  // losses fall with size (noise) fits 0. Without a series both are 0.
+TEST(LinkFit, MessageCpuIsTheCpuSeriesLinePerMessageAndPerByteNeverNegative) {
+  // The sender loses 100 us + 0.5 ns per byte, the receiver 0.2 ns per byte: both lines come
+  // back. A series whose losses fall with size (noise) fits no cost per byte and a weighted mean
+  // per message; one whose line crosses 0 above the smallest size fits no cost per message and a
+  // line through the origin. Without a series all are 0.
   LinkProbe probe{.rtt_s = 100e-6};
   for (const double bytes : {1e5, 1e6, 4e6}) {
     probe.transfers.push_back({bytes, 300e-6 + bytes / 1e7});
@@ -181,12 +183,26 @@ TEST(LinkFit, MessageCpuIsTheSlopeOfTheCpuSeriesAndNeverNegative) {
   }
   const NetworkFit fit = fit_network(probe, 1.25e7);
   EXPECT_NEAR(fit.send_cpu_s_per_byte, 0.5e-9, 1e-18);
+  EXPECT_NEAR(fit.send_cpu_s_per_message, 100e-6, 1e-12);
   EXPECT_NEAR(fit.receive_cpu_s_per_byte, 0.2e-9, 1e-18);
+  EXPECT_NEAR(fit.receive_cpu_s_per_message, 0.0, 1e-12);
   EXPECT_NEAR(to_json(fit).at("send_cpu_ns_per_byte").get<double>(), 0.5, 1e-9);
-  for (auto& c : probe.cpu) c.receiver_s = 1e-3 - 1e-10 * c.bytes;
-  EXPECT_EQ(fit_network(probe, 1.25e7).receive_cpu_s_per_byte, 0.0);
+  EXPECT_NEAR(to_json(fit).at("send_cpu_us_per_message").get<double>(), 100.0, 1e-6);
+  for (auto& c : probe.cpu) c.receiver_s = 1e-3 - 1e-10 * c.bytes;  // 0.99, 0.9, 0.6 ms
+  const NetworkFit falling = fit_network(probe, 1.25e7);
+  EXPECT_EQ(falling.receive_cpu_s_per_byte, 0.0);
+  EXPECT_GT(falling.receive_cpu_s_per_message, 0.6e-3);
+  EXPECT_LT(falling.receive_cpu_s_per_message, 0.99e-3);
+  for (auto& c : probe.cpu) c.sender_s = -50e-6 + 1e-9 * c.bytes;  // 50 us, 950 us, 3.95 ms
+  const NetworkFit crossing = fit_network(probe, 1.25e7);
+  EXPECT_EQ(crossing.send_cpu_s_per_message, 0.0);
+  EXPECT_GT(crossing.send_cpu_s_per_byte, 0.4e-9);
+  EXPECT_LT(crossing.send_cpu_s_per_byte, 1e-9);
   probe.cpu.clear();
-  EXPECT_EQ(fit_network(probe, 1.25e7).send_cpu_s_per_byte, 0.0);
+  const NetworkFit none = fit_network(probe, 1.25e7);
+  EXPECT_EQ(none.send_cpu_s_per_byte, 0.0);
+  EXPECT_EQ(none.send_cpu_s_per_message, 0.0);
+  EXPECT_EQ(none.receive_cpu_s_per_message, 0.0);
 }
 
 TEST(LinkFit, ParsesTheCpuSeries) {

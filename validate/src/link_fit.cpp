@@ -10,6 +10,9 @@ namespace {
 
 constexpr int kLinksPerRoute = 2;
 constexpr double kNsPerSecond = 1e9;
+constexpr double kUsPerSecond = 1e6;
+// A CPU time below this weighs as this much in the relative fit (a transfer can cost ~0).
+constexpr double kMinWeighedCpuS = 1e-6;
 
 // y = intercept + slope x by least squares; slope 0 when x does not vary.
 struct Line {
@@ -33,6 +36,34 @@ Line fit_line(const std::vector<Point>& points, X x, Y y) {
   }
   const double slope = sxx > 0.0 ? sxy / sxx : 0.0;
   return {slope, mean_y - slope * mean_x};
+}
+
+// y = intercept + slope x minimizing the sum of ((y - fitted) / y)^2, with intercept >= 0 and
+// slope >= 0: where the free fit breaks one bound, the other is fitted alone.
+template <class Point, class X, class Y>
+Line fit_line_relative(const std::vector<Point>& points, X x, Y y) {
+  double w = 0.0, wx = 0.0, wy = 0.0, wxx = 0.0, wxy = 0.0;
+  for (const auto& p : points) {
+    const double weight = 1.0 / std::pow(std::max(std::abs(y(p)), kMinWeighedCpuS), 2);
+    w += weight;
+    wx += weight * x(p);
+    wy += weight * y(p);
+    wxx += weight * x(p) * x(p);
+    wxy += weight * x(p) * y(p);
+  }
+  if (w <= 0.0) return {};
+  const double det = w * wxx - wx * wx;
+  Line line;
+  if (det > 0.0) {
+    line.slope = (w * wxy - wx * wy) / det;
+    line.intercept = (wy - line.slope * wx) / w;
+  }
+  if (det <= 0.0 || line.intercept < 0.0) {
+    line.intercept = 0.0;
+    line.slope = wxx > 0.0 ? wxy / wxx : 0.0;
+  }
+  if (line.slope < 0.0) line = {0.0, std::max(0.0, wy / w)};
+  return line;
 }
 
 }  // namespace
@@ -93,10 +124,14 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s) {
     fit.residual_max = std::max(fit.residual_max, std::abs(p.seconds - fitted) / p.seconds);
   }
   const auto bytes = [](const ProbeCpu& p) { return p.bytes; };
-  fit.send_cpu_s_per_byte = std::max(
-      0.0, fit_line(probe.cpu, bytes, [](const ProbeCpu& p) { return p.sender_s; }).slope);
-  fit.receive_cpu_s_per_byte = std::max(
-      0.0, fit_line(probe.cpu, bytes, [](const ProbeCpu& p) { return p.receiver_s; }).slope);
+  const Line send =
+      fit_line_relative(probe.cpu, bytes, [](const ProbeCpu& p) { return p.sender_s; });
+  const Line receive =
+      fit_line_relative(probe.cpu, bytes, [](const ProbeCpu& p) { return p.receiver_s; });
+  fit.send_cpu_s_per_byte = send.slope;
+  fit.send_cpu_s_per_message = send.intercept;
+  fit.receive_cpu_s_per_byte = receive.slope;
+  fit.receive_cpu_s_per_message = receive.intercept;
   return fit;
 }
 
@@ -110,7 +145,9 @@ Json to_json(const NetworkFit& fit) {
           {"latency_factor", fit.latency_factor},
           {"residual_max", fit.residual_max},
           {"send_cpu_ns_per_byte", fit.send_cpu_s_per_byte * kNsPerSecond},
-          {"receive_cpu_ns_per_byte", fit.receive_cpu_s_per_byte * kNsPerSecond}};
+          {"receive_cpu_ns_per_byte", fit.receive_cpu_s_per_byte * kNsPerSecond},
+          {"send_cpu_us_per_message", fit.send_cpu_s_per_message * kUsPerSecond},
+          {"receive_cpu_us_per_message", fit.receive_cpu_s_per_message * kUsPerSecond}};
 }
 
 }  // namespace ralp::validate

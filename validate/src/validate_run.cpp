@@ -393,7 +393,9 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
   say("ralp validate: link at " + rate.text + ": rtt " + fixed(fit.rtt_s * 1e6, 1) +
       " us, goodput " + fixed(fit.goodput_bytes_per_s * 8e-6, 1) + " Mbit/s (bandwidth_factor " +
       fixed(fit.bandwidth_factor, 4) + ", latency_factor " + fixed(fit.latency_factor, 3) +
-      "); message CPU " + fixed(fit.send_cpu_s_per_byte * 1e9, 3) + " ns per byte sent, " +
+      "); message CPU " + fixed(fit.send_cpu_s_per_message * 1e6, 0) + " us + " +
+      fixed(fit.send_cpu_s_per_byte * 1e9, 3) + " ns per byte sent, " +
+      fixed(fit.receive_cpu_s_per_message * 1e6, 0) + " us + " +
       fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received");
   return fit;
 }

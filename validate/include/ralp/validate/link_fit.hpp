@@ -44,9 +44,12 @@ LinkProbe parse_link_probe(const Json& json, const std::string& label);
 // rendezvous included), but never less than rtt / 2, the one-way time of a header-only message.
 // With L = rtt / 2 written into the scenario:
 //   bandwidth_factor = g / B,   latency_factor = max(a - rtt/2, rtt/2) / (2 L)  (>= 0.5).
-// The CPU time a transfer takes from computation on each end is c + S x s by least squares over
-// the sizes (the probe's cpu series): s, at least 0, is the scenario's message_cpu per byte sent
-// (the sender's) and received (the receiver's). Without a cpu series both are 0.
+// The CPU time a transfer takes from computation on each end is c + S x s, fitted over the sizes
+// (the probe's cpu series) by least squares on relative residuals, since the sizes span orders of
+// magnitude and absolute residuals would leave the intercept to the largest transfer alone; c and
+// s, each at least 0 (the other refitted where one would be negative), are the scenario's
+// message_cpu per message and per byte, sent (the sender's) and received (the receiver's).
+// Without a cpu series all are 0.
 struct NetworkFit {
   double rate_bytes_per_s = 0.0;  // B
   double rtt_s = 0.0;
@@ -58,6 +61,8 @@ struct NetworkFit {
   double residual_max = 0.0;      // largest |measured - fitted| / measured over the sizes
   double send_cpu_s_per_byte = 0.0;
   double receive_cpu_s_per_byte = 0.0;
+  double send_cpu_s_per_message = 0.0;
+  double receive_cpu_s_per_message = 0.0;
 };
 
 // Throws std::runtime_error when the probe has fewer than two sizes or the fit is not physical
@@ -66,7 +71,7 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s);
 
 // {"rate_bytes_per_s", "rtt_s", "latency_s", "goodput_bytes_per_s", "fixed_cost_s",
 //  "bandwidth_factor", "latency_factor", "residual_max", "send_cpu_ns_per_byte",
-//  "receive_cpu_ns_per_byte"}
+//  "receive_cpu_ns_per_byte", "send_cpu_us_per_message", "receive_cpu_us_per_message"}
 Json to_json(const NetworkFit& fit);
 
 }  // namespace ralp::validate
