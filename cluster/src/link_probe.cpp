@@ -32,9 +32,12 @@ constexpr int kWarmUpExchanges = 3;
 constexpr double kMinIdleWindowS = 0.02;
 constexpr double kMaxIdleWindowS = 0.5;
 // The losses are small, so short transfers repeat beyond the options' repetitions until the
-// size's transfers took this long, up to kMaxCpuRepetitions.
+// size's transfers took this long, up to kMaxCpuRepetitions. The smallest sizes decide the cost
+// per message (ralp validate's fit): with at most 25, a 64 KiB transfer at 1 Gbit cost the
+// sender 171 to 381 us in seven probes of one afternoon and the fitted cost per message 92 to
+// 214 us; with 100, 311 to 324 us and 110 to 130 us in three (about 5 s more per rate).
 constexpr double kCpuSeriesSeconds = 1.0;
-constexpr int kMaxCpuRepetitions = 25;
+constexpr int kMaxCpuRepetitions = 100;
 
 // One exchange: rank 0 posts `payload` (may be empty) and waits for the reply; rank 1 receives it
 // and replies with a header only. Returns the elapsed time on this rank: on rank 0 from posting
