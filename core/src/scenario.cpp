@@ -733,16 +733,17 @@ Json scenario_to_json(const Scenario& s) {
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
-  if (s.message_cpu.charged()) {
-    constexpr double kNsPerSecond = 1e9;
-    constexpr double kUsPerSecond = 1e6;
-    out["cluster"]["message_cpu"] = {
-        {"send_ns_per_byte", s.message_cpu.send_s_per_byte * kNsPerSecond},
-        {"receive_ns_per_byte", s.message_cpu.receive_s_per_byte * kNsPerSecond},
-        {"send_us_per_message", s.message_cpu.send_s_per_message * kUsPerSecond},
-        {"receive_us_per_message", s.message_cpu.receive_s_per_message * kUsPerSecond}};
-  }
+  if (s.message_cpu.charged()) out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);
   return out;
+}
+
+Json message_cpu_to_json(const MessageCpuSpec& spec) {
+  constexpr double kNsPerSecond = 1e9;
+  constexpr double kUsPerSecond = 1e6;
+  return {{"send_ns_per_byte", spec.send_s_per_byte * kNsPerSecond},
+          {"receive_ns_per_byte", spec.receive_s_per_byte * kNsPerSecond},
+          {"send_us_per_message", spec.send_s_per_message * kUsPerSecond},
+          {"receive_us_per_message", spec.receive_s_per_message * kUsPerSecond}};
 }
 
 }  // namespace ralp

@@ -149,6 +149,20 @@ TEST(Grid, DerivedScenarioCarriesTheCalibration) {
                                            .warmup_steps = 1, .nic_burst_bytes = 65536.0})
                              .dump(2);
   EXPECT_DOUBLE_EQ(load_scenario(file.string()).platform.nic_burst.value(), 65536.0);
+  EXPECT_FALSE(loaded.message_cpu.charged());
+  // And the messages' CPU time, per message and per byte.
+  NetworkFit charged = fit;
+  charged.send_cpu_s_per_byte = 1.5e-9;
+  charged.receive_cpu_s_per_message = 150e-6;
+  std::ofstream(file) << derived_scenario(base, kAlexnet.parent_path(), grid[0],
+                                          {.profile = profile, .network = charged, .steps = 7,
+                                           .warmup_steps = 1})
+                             .dump(2);
+  const MessageCpuSpec cpu = load_scenario(file.string()).message_cpu;
+  EXPECT_DOUBLE_EQ(cpu.send_s_per_byte, 1.5e-9);
+  EXPECT_DOUBLE_EQ(cpu.receive_s_per_message, 150e-6);
+  EXPECT_EQ(cpu.send_s_per_message, 0.0);
+  EXPECT_EQ(cpu.receive_s_per_byte, 0.0);
   std::filesystem::remove_all(dir);
 }
 

@@ -198,15 +198,11 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
                          {"latency", settings.network.latency_s}};
   if (settings.nic_burst_bytes > 0.0) cluster["platform"]["nic_burst"] = settings.nic_burst_bytes;
   if (!settings.shared_devices.empty()) cluster["shared_devices"] = settings.shared_devices;
-  constexpr double kNsPerSecond = 1e9;
-  constexpr double kUsPerSecond = 1e6;
   const NetworkFit& n = settings.network;
-  if (n.send_cpu_s_per_byte > 0.0 || n.receive_cpu_s_per_byte > 0.0 ||
-      n.send_cpu_s_per_message > 0.0 || n.receive_cpu_s_per_message > 0.0) {
-    cluster["message_cpu"] = {{"send_ns_per_byte", n.send_cpu_s_per_byte * kNsPerSecond},
-                              {"receive_ns_per_byte", n.receive_cpu_s_per_byte * kNsPerSecond},
-                              {"send_us_per_message", n.send_cpu_s_per_message * kUsPerSecond},
-                              {"receive_us_per_message", n.receive_cpu_s_per_message * kUsPerSecond}};
+  const MessageCpuSpec message_cpu{n.send_cpu_s_per_byte, n.receive_cpu_s_per_byte,
+                                   n.send_cpu_s_per_message, n.receive_cpu_s_per_message};
+  if (message_cpu.charged()) {
+    cluster["message_cpu"] = message_cpu_to_json(message_cpu);
   } else {
     cluster.erase("message_cpu");
   }

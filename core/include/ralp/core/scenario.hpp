@@ -186,4 +186,8 @@ Scenario parse_scenario(const Json& value, const std::string& file,
 // echoing in outputs.
 Json scenario_to_json(const Scenario& scenario);
 
+// cluster.message_cpu as the scenario format writes it: {"send_ns_per_byte", "receive_ns_per_byte",
+// "send_us_per_message", "receive_us_per_message"}.
+Json message_cpu_to_json(const MessageCpuSpec& spec);
+
 }  // namespace ralp
