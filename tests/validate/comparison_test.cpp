@@ -259,6 +259,20 @@ TEST(Profiles, ReusedOnlyWhenTheHostMatches) {
   EXPECT_FALSE(profile_covers(profile, {{"cifar_alexnet", 32}, {"cifar_allconv", 32}}));
 }
 
+TEST(Profiles, ReusedOnlyWhenMeasuredAsTheRunMeasures) {
+  ValidateOptions o;
+  const auto settings = calibration_settings(o);
+  Json profile = {{"measured", {{"provenance", Json::object()}}}};
+  for (const auto& [key, value] : settings) profile["measured"]["provenance"][key] = value;
+  EXPECT_EQ(provenance_mismatch(settings, profile, "p.json"), std::nullopt);
+  // Written by ralp calibrate with the run's own arguments: 0.02 s prints as its std::to_string.
+  EXPECT_EQ(settings.at("min_time_s"), "0.020000");
+  profile["measured"]["provenance"]["model_steps"] = "30";
+  EXPECT_EQ(provenance_mismatch(settings, profile, "p.json"),
+            "model_steps is '" + std::to_string(o.calibrate_model_steps) +
+                "' here, '30' in the profile");
+}
+
 TEST(Profiles, NotReusedWhenMeasuredOnABusyMachine) {
   Json profile = {{"name", "p"}, {"measured", {{"provenance", {{"threads", "1"}}}}}};
   EXPECT_EQ(measured_under_load(profile, 2), std::nullopt);  // no load recorded

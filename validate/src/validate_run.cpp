@@ -298,6 +298,12 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
       return std::nullopt;
     }
+    if (origin == Origin::found) {
+      if (auto why = provenance_mismatch(calibration_settings(o_), p, file.string())) {
+        say("ralp validate: not reusing " + file.string() + ": measured otherwise (" + *why + ")");
+        return std::nullopt;
+      }
+    }
     if (origin == Origin::found && o_.threads == 1 && !measures_time_sharing(p)) {
       say("ralp validate: not reusing " + file.string() +
           ": it lacks the time-sharing measurement (made by an older ralp calibrate)");
@@ -645,6 +651,12 @@ std::optional<std::string> provenance_mismatch(const std::map<std::string, std::
     }
   }
   return std::nullopt;
+}
+
+std::map<std::string, std::string> calibration_settings(const ValidateOptions& o) {
+  return {{"repetitions", std::to_string(o.calibrate_repetitions)},
+          {"min_time_s", std::to_string(o.calibrate_min_time_s)},
+          {"model_steps", std::to_string(o.calibrate_model_steps)}};
 }
 
 std::optional<std::string> measured_under_load(const Json& profile, int cores) {

@@ -49,8 +49,11 @@ struct ValidateOptions {
   int calibrate_repetitions = 3;
   double calibrate_min_time_s = 0.02;
   // Steps of each model's in-step timing: the machine's speed moves from step to step, and the
-  // in-step layer times are to describe a typical step, as a point's median does.
-  int calibrate_model_steps = 30;
+  // in-step layer times are to describe a typical step, as a point's median does. Five
+  // calibrations in a row on the 2-vCPU development machine summed the two CIFAR nets' in-step
+  // layer times to 58.1-62.5 ms with 30 steps, 61.0-63.7 ms with 150 (their fc layers 8.9-10.0
+  // and 10.0-10.4 ms).
+  int calibrate_model_steps = 150;
   std::function<void(const std::string&)> progress;  // one line at a time, for stderr
 };
 
@@ -108,6 +111,10 @@ struct ValidationRun {
 // nullopt when every key of `host` has the same value in it.
 std::optional<std::string> provenance_mismatch(const std::map<std::string, std::string>& host,
                                                const Json& profile, const std::string& label);
+// How a run's calibrations measure, as ralp calibrate records it in a profile's provenance
+// (repetitions, min_time_s, model_steps): a profile found in --out is reused only when measured
+// so (provenance_mismatch against these).
+std::map<std::string, std::string> calibration_settings(const ValidateOptions& o);
 // Why a profile was measured on a busy machine ("measured under load average 9.73 on 2 cores"):
 // its recorded one-minute load average at the start exceeds `cores`; nullopt when it did not, or
 // when the profile records none. A run does not reuse such a profile on its own.
