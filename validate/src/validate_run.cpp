@@ -303,11 +303,11 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
         say("ralp validate: not reusing " + file.string() + ": measured otherwise (" + *why + ")");
         return std::nullopt;
       }
-    }
-    if (origin == Origin::found && o_.threads == 1 && !measures_time_sharing(p)) {
-      say("ralp validate: not reusing " + file.string() +
-          ": it lacks the time-sharing measurement (made by an older ralp calibrate)");
-      return std::nullopt;
+      if (o_.threads == 1 && !measures_time_sharing(p)) {
+        say("ralp validate: not reusing " + file.string() +
+            ": it lacks the time-sharing measurement (made by an older ralp calibrate)");
+        return std::nullopt;
+      }
     }
     return ProfileChoice{.file = file,
                          .name = p.value("name", file.stem().string()),
