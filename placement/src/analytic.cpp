@@ -562,7 +562,7 @@ struct Model {
     for (int64_t w = 0; w < plan.workers; ++w) {
       if (per_worker) {
         device = std::max(device, arrived + static_cast<double>(w + 1) * copy_in) +
-                 plan.head_micro_batch.value();
+                 plan.head_pass_seconds(w);
       }
       copy = std::max(copy, device) + copy_out;
       leaves[static_cast<size_t>(w)] = copy;

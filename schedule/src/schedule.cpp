@@ -274,7 +274,7 @@ struct Builder {
       }
       if (plan.strategy.head_mode == HeadMode::per_worker) {
         for (int64_t w = 0; w < workers(); ++w) {
-          reply(w, head_pass(Pass::head, static_cast<int32_t>(w), plan.head_micro_batch.value(),
+          reply(w, head_pass(Pass::head, static_cast<int32_t>(w), plan.head_pass_seconds(w),
                              {arrived[static_cast<size_t>(w)]}));
         }
       } else {

@@ -68,6 +68,12 @@ double StepPlan::ring_seconds(int64_t bytes) const {
          (ring_hop_latency.value() + chunk / ring_bandwidth.value());
 }
 
+double StepPlan::head_pass_seconds(int64_t w) const {
+  const double accumulate =
+      w > 0 ? static_cast<double>(head_param_bytes) / ps_sum_rate.value() : 0.0;
+  return head_micro_batch.value() + accumulate;
+}
+
 int64_t StepPlan::compressed(int64_t bytes) const {
   switch (compression) {
     case CompressionKind::none:
@@ -197,9 +203,11 @@ ShardLoadModel shard_load_model(const Scenario& scenario, const StepPlan& plan) 
   if (plan.has_head()) {
     const double in = static_cast<double>(plan.boundary_bytes);
     const double out = static_cast<double>(plan.activation_grad_bytes);
-    const double passes = plan.strategy.head_mode == HeadMode::per_worker
-                              ? w * plan.head_micro_batch.value()
-                              : plan.head_full_batch.value();
+    double passes = plan.head_full_batch.value();
+    if (plan.strategy.head_mode == HeadMode::per_worker) {
+      passes = 0.0;
+      for (int64_t k = 0; k < plan.workers; ++k) passes += plan.head_pass_seconds(k);
+    }
     model.base_s[0] = w * (in + header) / link + w * (out + header) / link + pcie(w * (in + out)) +
                       passes + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
   }

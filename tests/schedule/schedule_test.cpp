@@ -99,6 +99,35 @@ TEST(Schedule, RalpSendsActivationsAndReturnsOnlyNeededGradients) {
   EXPECT_EQ(s.parts_per_step, 2);
 }
 
+TEST(Schedule, HeadPassesAfterTheFirstAddTheirWeightGradients) {
+  // input [1000] -> fc1 (1000 -> 10) -> fc2 (10 -> 10) -> softmax, cut at fc2: the head holds
+  // fc2's 100 weights. Worker-0's pass writes their gradients; worker-1's pass computes its own
+  // and adds them in, one gradient sum of the head's 400 bytes more.
+  const std::string text = R"({"name": "t", "model": {"name": "fc2", "input": [1000, 1, 1],
+      "layers": [{"name": "fc1", "type": "fc", "out_features": 10, "bias": false},
+                 {"name": "fc2", "type": "fc", "out_features": 10, "bias": false},
+                 {"name": "loss", "type": "softmax_cross_entropy"}]},
+      "batch_per_worker": 8, "cluster": {"workers": 2, "parameter_servers": 1,
+      "worker_device": "v100", "platform": {"kind": "star", "nic_bandwidth": "1Gbps",
+      "latency": "50us"}}, "strategies": [{"name": "ralp", "cut": "fc2"}], "pcie_copies": false})";
+  const Scenario sc = parse_scenario(parse_json_text(text, "t.json"), "t.json", ".");
+  const StepPlan plan = make_step_plan(sc, sc.strategies[0], 1);
+  ASSERT_EQ(plan.head_param_bytes, 400);
+  const double sum = 400.0 / plan.ps_sum_rate.value();
+  EXPECT_DOUBLE_EQ(plan.head_pass_seconds(0), plan.head_micro_batch.value());
+  EXPECT_DOUBLE_EQ(plan.head_pass_seconds(1), plan.head_micro_batch.value() + sum);
+
+  const Schedule s = build_schedule(plan, sc.parameter_servers);
+  std::vector<double> passes(2, -1.0);
+  for (const Op& op : s.roles[0].ops) {
+    if (op.kind == OpKind::compute && op.pass == Pass::head) {
+      passes.at(static_cast<size_t>(op.worker)) = op.seconds;
+    }
+  }
+  EXPECT_DOUBLE_EQ(passes[0], plan.head_micro_batch.value());
+  EXPECT_DOUBLE_EQ(passes[1], plan.head_micro_batch.value() + sum);
+}
+
 TEST(Schedule, AllreduceNegotiatesThenRings) {
   // ps-0 (host 0) idles; the workers are hosts 1 and 2.
   const Schedule s = schedule_of(scenario(R"(["allreduce"])"));

@@ -92,6 +92,11 @@ struct StepPlan {
   }
   // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk.
   [[nodiscard]] double ring_seconds(int64_t bytes) const;
+  // The head PS's pass for worker w's micro-batch (per_worker): forward and backward, and for
+  // every worker after the first, adding the weight gradients it computed to those the earlier
+  // micro-batches left (a sum of head_param_bytes at the PS's gradient-sum rate), as the real
+  // head does.
+  [[nodiscard]] double head_pass_seconds(int64_t w) const;
   // Size on the wire of a gradient of `bytes` after compression (rounded up to whole bytes).
   [[nodiscard]] int64_t compressed(int64_t bytes) const;
 };
