@@ -65,10 +65,11 @@ World::Bucket World::bucket_of(const sg4::Link& link) const {
   return {burst * factor, link.get_bandwidth() * factor, burst * factor, 0.0, 0};
 }
 
-// What a bucket holds at `now`: nothing while a flow drains it, else what it kept when it was
-// left idle plus what it refilled since, up to its size.
+// What a bucket holds at `now`: while flows cross it, what the flows before let pass left (a
+// flow it could not pass whole took everything, and the flows drain it as fast as it refills);
+// idle, what it kept plus what it refilled since, up to its size.
 double World::Bucket::held(double now) const {
-  if (flows > 0) return 0.0;
+  if (flows > 0) return tokens;
   return std::min(capacity, tokens + rate * (now - idle_since));
 }
 

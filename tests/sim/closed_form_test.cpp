@@ -435,6 +435,23 @@ TEST(ClosedForm, TokenBucketsRefillOnlyWhileTheirLinkIdles) {
   }
 }
 
+TEST(ClosedForm, AFlowThatJoinsALinkTakesWhatItsBucketHasLeft) {
+  // One PS pulls S = 1,000,024 bytes to each of two workers at once through its 1.5 MB uplink
+  // bucket: one pull passes whole, the other the 499,976 bytes left and the rest, 500,048 bytes,
+  // at 1 GB/s (as a tc tbf lets any packet through while it holds tokens). The pushes find the
+  // PS's downlink bucket with 499,976 bytes and, when the second arrives 0.5 ms later, refilled
+  // by 500,048 bytes: both pass at once. One step: 0.500048 ms (a bucket that gave a joining
+  // flow nothing would make it 1.000024 ms). Within 5 ns: SimGrid's timing precision is 1 ns.
+  const Scenario s = scenario_from(
+      R"("model": )" + fc_model(500, 500) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+      "worker_device": )" + kInstantDevice + R"(, "platform": {"kind": "star",
+      "nic_bandwidth": "8Gbps", "latency": 0, "nic_burst": 1.5e6}}, "network_model": "ideal",
+      "steps": 1, "warmup_steps": 0, "strategies": ["ps"])");
+  const StrategyResult r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  ASSERT_EQ(r.step_times.size(), 1U);
+  EXPECT_LT(relative_error(r.step_times[0], 500'048e-9), 1e-5) << r.step_times[0];
+}
+
 TEST(ClosedForm, AnIdleRingEdgePassesItsBurstOnce) {
   // Two workers all-reduce S: each sends S / 2 twice over its uplink (2 x 2,000,036 bytes with
   // headers, reduce-scatter then all-gather) with no pause between, 4 ms without buckets. A 1 MB
