@@ -187,8 +187,9 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("--replay", options->replay,
                   "Give each device operation (kernel, sum, update) the time a real run of this "
                   "scenario measured, from FILE written by ralp cluster --json, instead of the "
-                  "profile's: what the schedule and the network model predict when the kernels' "
-                  "times are known exactly")
+                  "profile's (and no time-sharing slowdown on top: a time measured on a shared "
+                  "core holds what sharing cost it): what the schedule and the network model "
+                  "predict when the kernels' times are known exactly")
       ->type_name("FILE");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
   for (const auto& o : scenario_override_options()) {

@@ -193,7 +193,8 @@ std::string validation_markdown(const Json& run, const std::string& plot,
         "Each point simulated again, every device operation (layer pass, gradient sum, update) "
         "given the time it took in the point's own run instead of the profile's: the mean of its "
         "thread's CPU time over the typical measured steps (the middle half by the rank's "
-        "device time) (`ralp simulate --replay`, "
+        "device time), and no time-sharing slowdown on top, since a CPU time measured on a shared "
+        "core holds what sharing cost it (`ralp simulate --replay`, "
         "`points/ID/replayed.json`). What error is left is the schedule's and the network "
         "model's; the difference from the table above is the kernels' times, which the machine's "
         "wandering speed moves between the calibration and the run.");

@@ -43,9 +43,19 @@ void replay(schedule::Schedule& steps, const LayerGraph& model, const Task& task
   }
 }
 
+// A replayed operation lasts the CPU time it took in the run, which already holds what sharing
+// its core with another rank cost it (the switches, each evicting the other's data): the
+// profile's time-sharing slowdown is not applied on top.
+Scenario as_replayed(Scenario scenario) {
+  scenario.worker_device.time_sharing_slowdown = 1.0;
+  scenario.ps_device.time_sharing_slowdown = 1.0;
+  return scenario;
+}
+
 // What a child sends back: a result or the error it met. A head that is not a suffix runs the
 // model in its order, and the result names it as the file's model does.
-std::string run_child(const Scenario& scenario, const Task& task) {
+std::string run_child(const Scenario& file_scenario, const Task& task) {
+  const Scenario scenario = task.replay != nullptr ? as_replayed(file_scenario) : file_scenario;
   return child_reply([&] {
     if (!task.cut || task.cut->is_suffix()) {
       const std::optional<LayerId> cut =

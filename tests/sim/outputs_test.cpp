@@ -219,6 +219,36 @@ TEST(Outputs, ReplayPlaysTheDeviceTimesARunMeasured) {
   EXPECT_EQ(read_json_file(dir / "same-out.json").at("scenario").at("replay"), dir / "same.json");
 }
 
+TEST(Outputs, ReplayDoesNotChargeTimeSharingTwice) {
+  // Two all-reduce workers share a 1 GFLOP/s device whose time sharing costs 25%: predicted,
+  // each one's 32 ms of compute takes 2 x 1.25 x 32 = 80 ms while both compute. A run's times
+  // (each operation's CPU time) already hold what sharing cost it, so a replay of the schedule's
+  // own times divides the device evenly: 64 ms.
+  TempDir dir("replay-shared");
+  const std::string scenario = dir / "s.json";
+  std::ofstream(scenario) << R"({"name": "shared", "model": )" << testing::fc_model(1000, 1000)
+                          << R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+      "parameter_servers": 0, "worker_device": {"name": "gflop", "kind": "cpu",
+      "peak_flops": 1e9, "memory_bandwidth": 1e30, "launch_overhead": 0,
+      "efficiency": {"default": 1.0}, "time_sharing_slowdown": 1.25}, "shared_devices": [0, 0],
+      "platform": {"kind": "star", "nic_bandwidth": "8000000Gbps", "latency": 0}},
+      "network_model": "ideal", "strategies": [{"name": "allreduce", "cycle_time": 0}],
+      "steps": 2, "warmup_steps": 1})";
+  const Scenario sc = load_scenario(scenario);
+  std::ofstream(dir / "times.json") << device_times_document(sc, 1.0).dump();
+  const auto compute = [&](const std::string& replay) {
+    const auto r = run_command(ralp_binary() + " simulate --quiet " + scenario + " --json " +
+                               (dir / "out.json") + replay);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return read_json_file(dir / "out.json").at("results")[0].at("worker_mean").at("compute_s").get<double>();
+  };
+  const double predicted = compute("");
+  const double replayed = compute(" --replay " + (dir / "times.json"));
+  EXPECT_NEAR(predicted, 0.080, 5e-4);
+  EXPECT_NEAR(replayed, 0.064, 5e-4);
+  EXPECT_NEAR(predicted / replayed, 1.25, 1e-3);
+}
+
 TEST(Outputs, ReplayRefusesTimesOfAnotherRunInOneLine) {
   TempDir dir("replay-bad");
   const std::string scenario = replay_scenario(dir, R"(["ps", "allreduce"])");
