@@ -1,7 +1,7 @@
 // `ralp link-probe`: times the link between two MPI ranks with the cluster's own transport (a
 // header-only ping-pong and bulk transfers of growing size); `ralp validate` runs it under mpirun
-// between two shaped hosts and fits the network model's factors, and each message's CPU cost, to
-// what it prints.
+// between two shaped hosts and fits the network model's factors, each message's CPU cost and what
+// waiting for one costs a shared core, to what it prints.
 #include <iostream>
 #include <memory>
 
@@ -18,7 +18,8 @@ void add_link_probe_command(CLI::App& app, Action& action) {
       "link-probe",
       "Time the link between two MPI ranks with the cluster transport: round-trip time of "
       "header-only messages and bulk transfers of growing size, then the CPU time those "
-      "transfers take from computation on each rank's core (mpirun -np 2 ralp link-probe)");
+      "transfers take from computation on each rank's core, and the share of the core that a "
+      "rank waiting for a message takes from computation there (mpirun -np 2 ralp link-probe)");
   cmd->add_option("--json", *json, "Write the timings to FILE ('-': stdout, the default)");
   cmd->add_option("--round-trips", options->round_trips, "Header-only ping-pongs")
       ->check(CLI::Range(1, 100000))
@@ -30,8 +31,8 @@ void add_link_probe_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   auto no_cpu = std::make_shared<bool>(false);
   cmd->add_flag("--no-cpu", *no_cpu,
-                "Skip the second series, which measures the CPU time the transfers take from a "
-                "thread computing on each rank's core");
+                "Skip the CPU series, which measure the CPU time the transfers take from a thread "
+                "computing on each rank's core and what waiting for a message takes from it");
   cmd->add_flag("--compute-yields", options->compute_yields,
                 "Run that thread as ralp cluster --compute-yields runs the kernels");
   cmd->callback([&action, options, json, no_cpu] {

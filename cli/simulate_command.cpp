@@ -105,6 +105,13 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
     }
     std::cout << names << " share one device (cluster.shared_devices)\n";
   }
+  if (!shared_device_groups(scenario).empty() && scenario.message_cpu.waiting_share > 0.0) {
+    constexpr double kPercent = 100.0;
+    std::cout << "a rank waiting for a message takes "
+              << fixed(scenario.message_cpu.waiting_share * kPercent, 1)
+              << "% of a shared CPU from the computations on it "
+                 "(cluster.message_cpu.waiting_share)\n";
+  }
   if (scenario.message_cpu.charged()) {
     constexpr double kNsPerSecond = 1e9;
     constexpr double kUsPerSecond = 1e6;

@@ -157,7 +157,8 @@ void print_table(const validate::ValidationRun& run) {
               << fixed(l.fit.send_cpu_s_per_message * 1e6, 0) << " us + "
               << fixed(l.fit.send_cpu_s_per_byte * 1e9, 3) << " ns per byte sent, "
               << fixed(l.fit.receive_cpu_s_per_message * 1e6, 0) << " us + "
-              << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte received;";
+              << fixed(l.fit.receive_cpu_s_per_byte * 1e9, 3) << " ns per byte received, "
+              << "waiting share " << fixed(l.fit.waiting_share * 100, 1) << "%;";
   }
   std::cout << "\n";
   if (!run.speed_checks.empty()) {

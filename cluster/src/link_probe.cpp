@@ -38,6 +38,10 @@ constexpr double kMaxIdleWindowS = 0.5;
 // 214 us; with 100, 311 to 324 us and 110 to 130 us in three (about 5 s more per rate).
 constexpr double kCpuSeriesSeconds = 1.0;
 constexpr int kMaxCpuRepetitions = 100;
+// The waiting series: each rank in turn waits this long for a message (after an idle window as
+// long), this many times; the median share is kept.
+constexpr double kWaitingWindowS = 0.1;
+constexpr int kWaitingRepetitions = 8;
 
 // One exchange: rank 0 posts `payload` (may be empty) and waits for the reply; rank 1 receives it
 // and replies with a header only. Returns the elapsed time on this rank: on rank 0 from posting
@@ -127,11 +131,11 @@ bool continue_series(Transport& t, bool more) {
 }
 
 // The CPU series: for each size, the time per transfer that this rank's core did not compute.
-std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
+std::vector<double> cpu_series(Transport& t, const Spinner& spinner,
+                               const LinkProbeOptions& options) {
   const Transport::Pause computing = [](int round) {
     std::this_thread::sleep_for(Transport::backoff(round, true));
   };
-  Spinner spinner(options.compute_yields);
   std::vector<double> lost;
   for (const int64_t bytes : options.sizes) {
     std::vector<char> payload(static_cast<size_t>(bytes), 1);
@@ -170,6 +174,51 @@ std::vector<double> cpu_series(Transport& t, const LinkProbeOptions& options) {
   return lost;
 }
 
+// The waiting series: the share of its core that a rank waiting for a message takes from a thread
+// computing there (the transport's polling: each check wakes the waiting thread, which preempts
+// the computation and evicts some of its data). In each repetition each rank in turn is the
+// waiter: after an idle window, in which its computing thread's rate is measured, it waits the way
+// a rank whose computation is blocked on a message does (Transport::backoff, not computing) for a
+// header-only message that its peer sends one window later. Returns this rank's median share.
+double waiting_series(Transport& t, const Spinner& spinner) {
+  const Transport::Pause waiting = [](int round) {
+    std::this_thread::sleep_for(Transport::backoff(round, false));
+  };
+  const int peer = 1 - t.rank();
+  const MessageKind to_rank0 = kReply;  // rank 1 -> rank 0, as exchange() pairs them
+  const MessageKind to_rank1 = kForward;
+  const auto window = std::chrono::duration<double>(kWaitingWindowS);
+  std::vector<double> shares;
+  std::vector<char> empty;
+  for (int i = 0; i < kWaitingRepetitions; ++i) {
+    for (int waiter = 0; waiter < 2; ++waiter) {
+      exchange(t, empty, i);  // both start together
+      if (t.rank() != waiter) {
+        std::this_thread::sleep_for(2 * window);
+        t.wait(t.send(peer, t.rank() == 0 ? to_rank1 : to_rank0, -1, 0, {}));
+        continue;
+      }
+      const double idle_start = monotonic_seconds();
+      const double idle_cpu = spinner.cpu_seconds();
+      const uint64_t idle_rounds = spinner.rounds();
+      std::this_thread::sleep_for(window);
+      const double idle_wall = monotonic_seconds() - idle_start;
+      const double idle_cpu_s = spinner.cpu_seconds() - idle_cpu;
+      const auto idle_work = static_cast<double>(spinner.rounds() - idle_rounds);
+      if (idle_cpu_s <= 0.0 || idle_work <= 0.0) continue;
+      const double baseline = std::clamp(1.0 - idle_cpu_s / idle_wall, 0.0, 1.0);
+      const uint64_t rounds_before = spinner.rounds();
+      const double start = monotonic_seconds();
+      t.wait(t.receive(peer, t.rank() == 0 ? to_rank0 : to_rank1, -1, {}), 0.0, waiting);
+      const double elapsed = monotonic_seconds() - start;
+      const double computed =
+          static_cast<double>(spinner.rounds() - rounds_before) * idle_cpu_s / idle_work;
+      shares.push_back(std::clamp((elapsed - computed - baseline * elapsed) / elapsed, 0.0, 1.0));
+    }
+  }
+  return shares.empty() ? 0.0 : median(shares);
+}
+
 }  // namespace
 
 LinkProbeResult run_link_probe(const LinkProbeOptions& options) {
@@ -198,8 +247,10 @@ LinkProbeResult run_link_probe(const LinkProbeOptions& options) {
     if (transport.rank() == 0) result.transfers.push_back({bytes, median(times)});
   }
   if (!options.cpu) return result;
-  std::vector<double> lost = cpu_series(transport, options);
-  // Rank 1 sends its losses to rank 0, which reports both.
+  const Spinner spinner(options.compute_yields);
+  std::vector<double> lost = cpu_series(transport, spinner, options);
+  lost.push_back(waiting_series(transport, spinner));
+  // Rank 1 sends its losses and its waiting share to rank 0, which reports both.
   const Piece piece{lost.data(), lost.size() * sizeof(double)};
   if (transport.rank() == 1) {
     transport.wait(transport.send(0, kReply, -1, 0, {piece}));
@@ -211,6 +262,7 @@ LinkProbeResult run_link_probe(const LinkProbeOptions& options) {
   for (size_t i = 0; i < options.sizes.size(); ++i) {
     result.cpu.push_back({options.sizes[i], lost[i], receiver[i]});
   }
+  result.waiting_shares = {lost.back(), receiver.back()};
   return result;
 }
 
@@ -228,6 +280,7 @@ std::string link_probe_to_json(const LinkProbeResult& result) {
       cpu.push_back({{"bytes", p.bytes}, {"sender_s", p.sender_s}, {"receiver_s", p.receiver_s}});
     }
     doc["cpu"] = cpu;
+    doc["waiting_shares"] = result.waiting_shares;
   }
   return doc.dump(2) + "\n";
 }

@@ -430,6 +430,7 @@ MessageCpuSpec read_message_cpu(ObjectReader& c) {
   constexpr double kMaxUsPerMessage = 1e6;
   constexpr double kSecondsPerNs = 1e-9;
   constexpr double kSecondsPerUs = 1e-6;
+  constexpr double kMaxWaitingShare = 0.5;
   MessageCpuSpec spec;
   const Json* value = c.get("message_cpu");
   if (value == nullptr) return spec;
@@ -444,6 +445,7 @@ MessageCpuSpec read_message_cpu(ObjectReader& c) {
   spec.receive_s_per_message =
       m.optional_number("receive_us_per_message", 0.0, kMaxUsPerMessage).value_or(0.0) *
       kSecondsPerUs;
+  spec.waiting_share = m.optional_number("waiting_share", 0.0, kMaxWaitingShare).value_or(0.0);
   m.finish();
   return spec;
 }
@@ -733,17 +735,21 @@ Json scenario_to_json(const Scenario& s) {
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
-  if (s.message_cpu.charged()) out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);
+  if (s.message_cpu.charged() || s.message_cpu.waiting_share > 0.0) {
+    out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);
+  }
   return out;
 }
 
 Json message_cpu_to_json(const MessageCpuSpec& spec) {
   constexpr double kNsPerSecond = 1e9;
   constexpr double kUsPerSecond = 1e6;
-  return {{"send_ns_per_byte", spec.send_s_per_byte * kNsPerSecond},
-          {"receive_ns_per_byte", spec.receive_s_per_byte * kNsPerSecond},
-          {"send_us_per_message", spec.send_s_per_message * kUsPerSecond},
-          {"receive_us_per_message", spec.receive_s_per_message * kUsPerSecond}};
+  Json out = {{"send_ns_per_byte", spec.send_s_per_byte * kNsPerSecond},
+              {"receive_ns_per_byte", spec.receive_s_per_byte * kNsPerSecond},
+              {"send_us_per_message", spec.send_s_per_message * kUsPerSecond},
+              {"receive_us_per_message", spec.receive_s_per_message * kUsPerSecond}};
+  if (spec.waiting_share > 0.0) out["waiting_share"] = spec.waiting_share;
+  return out;
 }
 
 }  // namespace ralp

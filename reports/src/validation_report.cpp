@@ -269,6 +269,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                              : "-",
                          l.contains("receive_cpu_ns_per_byte")
                              ? fixed(num(l, "receive_cpu_ns_per_byte", path), 3) + " ns"
+                             : "-",
+                         l.contains("waiting_share")
+                             ? fixed(num(l, "waiting_share", path) * 100, 1) + "%"
                              : "-"});
   }
   doc.paragraph(
@@ -279,10 +282,16 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "same transfers again, while a thread computes on each rank's core, give the CPU time "
       "that moving a message takes from computation on the sender's and the receiver's core, "
       "fitted to c + S x s on relative residuals (c per message, s per byte): the prediction "
-      "charges it (cluster.message_cpu), shared with the compute it overlaps.");
+      "charges it (cluster.message_cpu), shared with the compute it overlaps. Then each rank in "
+      "turn waits for a message the way a rank whose computation is blocked on one does, while "
+      "its thread computes: the share of the core that the waiting rank's polling takes from "
+      "the computation (the waiting share, the two ranks' mean), which the prediction takes "
+      "from a shared core's computations for each rank sharing it that waits "
+      "(cluster.message_cpu.waiting_share).");
   doc.table({"rate", "rtt", "link latency", "goodput g", "one-way fixed cost",
              "bandwidth_factor", "latency_factor", "largest fit residual", "CPU per message sent",
-             "CPU per byte sent", "CPU per message received", "CPU per byte received"},
+             "CPU per byte sent", "CPU per message received", "CPU per byte received",
+             "waiting share"},
             link_rows, {A::left});
 
   // Null when the run's profile had no end-to-end step to compare with; older results lack it.
@@ -332,10 +341,11 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                  "on one core against one alone (switching between processes costs, and each "
                  "evicts the other's data from the caches)"
            : std::string()) +
-      ". Workers share with "
-      "workers because a rank that computes takes its equal share, while a server that mostly "
-      "waits wakes thousands of times a second, each wake-up slowing the kernels beside it, "
-      "which the simulator does not model.");
+      ", and each rank that waits meanwhile takes the link probe's waiting share of the core "
+      "from them (its transport wakes thousands of times a second to poll, each wake-up "
+      "slowing the kernels beside it). Workers share with workers because a rank that computes "
+      "takes its equal share, while a server that mostly waits would slow the workers' kernels "
+      "for most of the step.");
 
   doc.heading(2, "Points");
   std::vector<std::vector<std::string>> point_rows;

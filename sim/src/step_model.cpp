@@ -686,20 +686,28 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
   const auto hosts = static_cast<size_t>(schedule.parameter_servers + schedule.workers);
   m.device_host.assign(hosts, -1);
   // While two or more operations run on it at once, the shared CPU loses what switching between
-  // the processes costs (DeviceProfile::time_sharing_slowdown; the slowest member's).
+  // the processes costs (DeviceProfile::time_sharing_slowdown; the slowest member's). While fewer
+  // operations run than the group has members, each member that waits takes
+  // message_cpu.waiting_share of a shared CPU from them (its transport polls).
   for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
     double slowdown = 1.0;
+    bool cpu = true;
     for (const int64_t h : group) {
       m.device_host[static_cast<size_t>(h)] = static_cast<int32_t>(group.front());
       const DeviceProfile& device =
           h < schedule.parameter_servers ? scenario.ps_device : scenario.worker_device;
       slowdown = std::max(slowdown, device.time_sharing_slowdown);
+      cpu = cpu && device.kind == DeviceKind::cpu;
     }
-    if (slowdown > 1.0) {
+    const double waiting = cpu ? scenario.message_cpu.waiting_share : 0.0;
+    const auto members = static_cast<int>(group.size());
+    if (slowdown > 1.0 || waiting > 0.0) {
       world.host(static_cast<int32_t>(group.front()))
           ->set_sharing_policy(sg4::Host::SharingPolicy::NONLINEAR,
-                               [slowdown](double capacity, int running) {
-                                 return running > 1 ? capacity / slowdown : capacity;
+                               [slowdown, waiting, members](double capacity, int running) {
+                                 const int waiters = std::max(0, members - running);
+                                 return (running > 1 ? capacity / slowdown : capacity) *
+                                        std::max(0.0, 1.0 - waiting * waiters);
                                });
     }
   }

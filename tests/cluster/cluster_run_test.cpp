@@ -303,7 +303,7 @@ TEST(ClusterInput, BadScenarioStopsEveryRank) {
 
 TEST(LinkProbe, TimesEachSizeAndMeasuresTheCpuItTakes) {
   // Two ranks on loopback: the timed series and the CPU series each have one entry per size,
-  // and --no-cpu leaves the CPU series out. How much CPU a transfer takes is this machine's;
+  // the waiting series one share per rank, and --no-cpu leaves the CPU series out. How much CPU a transfer takes is this machine's;
   // only that each loss is finite is asserted.
   const std::string probe = "link-probe --round-trips 5 --repetitions 2 --sizes 65536 1048576";
   const auto result = run_command(testing::loopback_mpirun_ralp(2, probe, 100));
@@ -316,9 +316,16 @@ TEST(LinkProbe, TimesEachSizeAndMeasuresTheCpuItTakes) {
     EXPECT_TRUE(std::isfinite(c.at("receiver_s").get<double>())) << c;
   }
   EXPECT_EQ(j.at("cpu")[1].at("bytes"), 1048576);
+  // Each rank's share of its core that waiting took from the computing thread: a share.
+  ASSERT_EQ(j.at("waiting_shares").size(), 2U);
+  for (const Json& share : j.at("waiting_shares")) {
+    EXPECT_GE(share.get<double>(), 0.0) << share;
+    EXPECT_LE(share.get<double>(), 1.0) << share;
+  }
   const auto without = run_command(testing::loopback_mpirun_ralp(2, probe + " --no-cpu", 100));
   ASSERT_EQ(without.status, 0) << without.err;
   EXPECT_FALSE(Json::parse(without.out).contains("cpu"));
+  EXPECT_FALSE(Json::parse(without.out).contains("waiting_shares"));
 }
 
 TEST(ClusterInput, WithoutMpirunOneRankIsTooFew) {

@@ -85,6 +85,22 @@ TEST(Scenario, MessageCpuReadsAndReloads) {
   EXPECT_DOUBLE_EQ(back.message_cpu.receive_s_per_message, s.message_cpu.receive_s_per_message);
   EXPECT_EQ(back.message_cpu.receive_s_per_byte, 0.0);
   EXPECT_EQ(back.message_cpu.send_s_per_message, 0.0);
+  EXPECT_EQ(back.message_cpu.waiting_share, 0.0);
+  EXPECT_FALSE(scenario_to_json(s)["cluster"]["message_cpu"].contains("waiting_share"));
+  // The waiting share alone is written back too.
+  j["cluster"]["message_cpu"] = {{"waiting_share", 0.125}};
+  const Scenario waiting = parse_scenario(j, "cpu", kData / "scenarios");
+  EXPECT_FALSE(waiting.message_cpu.charged());
+  EXPECT_EQ(parse_scenario(scenario_to_json(waiting), "cpu", kData / "scenarios")
+                .message_cpu.waiting_share,
+            0.125);
+  j["cluster"]["message_cpu"] = {{"waiting_share", 0.75}};
+  try {
+    parse_scenario(j, "cpu", kData / "scenarios");
+    ADD_FAILURE() << "a waiting share above 0.5 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/cluster/message_cpu/waiting_share");
+  }
 }
 
 TEST(Scenario, BadScenariosGiveTheirExactMessage) {

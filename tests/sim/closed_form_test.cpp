@@ -276,6 +276,30 @@ TEST(ClosedForm, TimeSharingSlowsADeviceOnlyWhileTwoComputeOnIt) {
             1e-9);
 }
 
+TEST(ClosedForm, AWaitingMemberTakesItsShareOfASharedDeviceFromTheOneComputing) {
+  // As AHeadSharingAWorkersDeviceSlowsOnlyWhileBothCompute, with each member that waits for a
+  // message taking 25% of the shared device (message_cpu.waiting_share): the worker and the head
+  // never compute at once, so every one of the step's 80 ms of compute runs beside a waiting
+  // member, at 75% of the device's speed: 106.7 ms. On distinct devices nothing changes, nor for
+  // two all-reduce workers, which compute at once.
+  const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
+      "memory_bandwidth": 1e30, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
+  const std::string waiting = R"(, "message_cpu": {"waiting_share": 0.25})";
+  const auto own = ralp_fc2_step(device, "");
+  EXPECT_NEAR(own.step_time_mean_s, 0.080, 1e-3) << own.step_time_mean_s;
+  const auto shared = ralp_fc2_step(device, R"(, "shared_devices": [0, 0])" + waiting);
+  EXPECT_LT(relative_error(shared.step_time_mean_s, own.step_time_mean_s / 0.75), 1e-6)
+      << shared.step_time_mean_s << " against " << own.step_time_mean_s;
+  EXPECT_LT(relative_error(ralp_fc2_step(device, R"(, "shared_devices": [1, 0])" + waiting)
+                               .step_time_mean_s,
+                           own.step_time_mean_s),
+            1e-9);
+  const auto pair = allreduce_pair_step(device, R"(, "shared_devices": [0, 0])");
+  const auto pair_waiting = allreduce_pair_step(device, R"(, "shared_devices": [0, 0])" + waiting);
+  EXPECT_LT(relative_error(pair_waiting.step_time_mean_s, pair.step_time_mean_s), 1e-9)
+      << pair_waiting.step_time_mean_s << " against " << pair.step_time_mean_s;
+}
+
 // Messages that cost CPU time (cluster.message_cpu). Workers compute on a 1 GFLOP/s CPU; the PS
 // is an instant GPU, which is never charged. fc 1000 -> 1000 at batch 8: 16 MFLOP forward, and
 // 16 MFLOP for each of the weights' and the input's gradient; each layer's parameters and

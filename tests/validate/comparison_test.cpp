@@ -219,6 +219,26 @@ TEST(LinkFit, ParsesTheCpuSeries) {
   EXPECT_THROW(parse_link_probe(bad, "probe.json"), InputError);
 }
 
+TEST(LinkFit, TheWaitingShareIsTheRanksMeanAsTheScenarioAcceptsIt) {
+  Json j = {{"rtt_median_s", 1e-4},
+            {"transfers",
+             {{{"bytes", 1000}, {"seconds", 0.001}}, {{"bytes", 100000}, {"seconds", 0.01}}}},
+            {"waiting_shares", {0.08, 0.12}}};
+  EXPECT_NEAR(fit_network(parse_link_probe(j, "probe.json"), 1.25e7).waiting_share, 0.10, 1e-12);
+  j["waiting_shares"] = {0.7, 0.9};
+  EXPECT_EQ(fit_network(parse_link_probe(j, "probe.json"), 1.25e7).waiting_share,
+            kMaxWaitingShare);
+  j.erase("waiting_shares");
+  EXPECT_EQ(fit_network(parse_link_probe(j, "probe.json"), 1.25e7).waiting_share, 0.0);
+  j["waiting_shares"] = {0.1, 1.5};
+  try {
+    parse_link_probe(j, "probe.json");
+    ADD_FAILURE() << "a share above 1 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/waiting_shares/1");
+  }
+}
+
 TEST(Failures, NamesTheRankMpirunReports) {
   const std::string out =
       "--------------------------------------------------------------------------\n"

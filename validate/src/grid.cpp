@@ -200,8 +200,9 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
   if (!settings.shared_devices.empty()) cluster["shared_devices"] = settings.shared_devices;
   const NetworkFit& n = settings.network;
   const MessageCpuSpec message_cpu{n.send_cpu_s_per_byte, n.receive_cpu_s_per_byte,
-                                   n.send_cpu_s_per_message, n.receive_cpu_s_per_message};
-  if (message_cpu.charged()) {
+                                   n.send_cpu_s_per_message, n.receive_cpu_s_per_message,
+                                   settings.shared_devices.empty() ? 0.0 : n.waiting_share};
+  if (message_cpu.charged() || message_cpu.waiting_share > 0.0) {
     cluster["message_cpu"] = message_cpu_to_json(message_cpu);
   } else {
     cluster.erase("message_cpu");

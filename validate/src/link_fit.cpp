@@ -95,6 +95,18 @@ LinkProbe parse_link_probe(const Json& json, const std::string& label) {
                            number(c, "sender_s", path), number(c, "receiver_s", path)});
     }
   }
+  if (json.contains("waiting_shares")) {
+    const Json& w = json.at("waiting_shares");
+    if (!w.is_array()) throw InputError(label, "/waiting_shares", "expected an array");
+    i = 0;
+    for (const Json& share : w) {
+      const std::string path = "/waiting_shares/" + std::to_string(i++);
+      if (!share.is_number() || share.get<double>() < 0.0 || share.get<double>() > 1.0) {
+        throw InputError(label, path, "expected a number in [0, 1]");
+      }
+      probe.waiting_shares.push_back(share.get<double>());
+    }
+  }
   return probe;
 }
 
@@ -132,6 +144,12 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s) {
   fit.send_cpu_s_per_message = send.intercept;
   fit.receive_cpu_s_per_byte = receive.slope;
   fit.receive_cpu_s_per_message = receive.intercept;
+  if (!probe.waiting_shares.empty()) {
+    double sum = 0.0;
+    for (const double share : probe.waiting_shares) sum += share;
+    fit.waiting_share =
+        std::min(kMaxWaitingShare, sum / static_cast<double>(probe.waiting_shares.size()));
+  }
   return fit;
 }
 
@@ -147,7 +165,8 @@ Json to_json(const NetworkFit& fit) {
           {"send_cpu_ns_per_byte", fit.send_cpu_s_per_byte * kNsPerSecond},
           {"receive_cpu_ns_per_byte", fit.receive_cpu_s_per_byte * kNsPerSecond},
           {"send_cpu_us_per_message", fit.send_cpu_s_per_message * kUsPerSecond},
-          {"receive_cpu_us_per_message", fit.receive_cpu_s_per_message * kUsPerSecond}};
+          {"receive_cpu_us_per_message", fit.receive_cpu_s_per_message * kUsPerSecond},
+          {"waiting_share", fit.waiting_share}};
 }
 
 }  // namespace ralp::validate

@@ -402,7 +402,8 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
       "); message CPU " + fixed(fit.send_cpu_s_per_message * 1e6, 0) + " us + " +
       fixed(fit.send_cpu_s_per_byte * 1e9, 3) + " ns per byte sent, " +
       fixed(fit.receive_cpu_s_per_message * 1e6, 0) + " us + " +
-      fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received");
+      fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received; waiting share " +
+      fixed(fit.waiting_share * 100, 1) + "%");
   return fit;
 }
 

@@ -2,7 +2,8 @@
 // growing size between rank 0 and rank 1, timed on rank 0, from which the network model's factors
 // are fitted (validate/link_fit); then the same transfers again while a thread computes on each
 // rank, to measure the CPU time that moving the bytes takes from computation on the sender's and
-// the receiver's core (the MPI thread's copies and the kernel's network stack).
+// the receiver's core (the MPI thread's copies and the kernel's network stack), and what waiting
+// for a message takes from it (the transport's polling).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +49,10 @@ struct LinkProbeResult {
   double rtt_min_s = 0.0;
   std::vector<LinkProbePoint> transfers;
   std::vector<LinkProbeCpuPoint> cpu;  // empty when not measured
+  // With the CPU series, rank 0's and rank 1's: the share of its core that the rank, waiting for a
+  // message the way a rank whose computation is blocked on one does, took from a thread computing
+  // there (the transport's polling), median over repetitions; empty when not measured.
+  std::vector<double> waiting_shares;
   friend bool operator==(const LinkProbeResult&, const LinkProbeResult&) = default;
 };
 
@@ -57,7 +62,8 @@ struct LinkProbeResult {
 LinkProbeResult run_link_probe(const LinkProbeOptions& options);
 
 // {"rtt_median_s", "rtt_min_s", "transfers": [{"bytes", "seconds"}], "cpu": [{"bytes",
-// "sender_s", "receiver_s"}]}, as `ralp link-probe --json` writes it ("cpu" only when measured).
+// "sender_s", "receiver_s"}], "waiting_shares": [rank 0's, rank 1's]}, as `ralp link-probe --json`
+// writes it ("cpu" and "waiting_shares" only when measured).
 std::string link_probe_to_json(const LinkProbeResult& result);
 
 }  // namespace ralp::cluster

@@ -119,6 +119,10 @@ struct MessageCpuSpec {
   double receive_s_per_byte = 0.0;
   double send_s_per_message = 0.0;
   double receive_s_per_message = 0.0;
+  // The share of its device's CPU that a rank waiting for a message takes from the computations
+  // of the ranks sharing that device (Scenario::shared_devices): the transport's polling.
+  double waiting_share = 0.0;
+  // Whether messages cost CPU time (the waiting share aside).
   [[nodiscard]] bool charged() const {
     return send_s_per_byte > 0.0 || receive_s_per_byte > 0.0 || send_s_per_message > 0.0 ||
            receive_s_per_message > 0.0;

@@ -27,6 +27,9 @@ struct LinkProbe {
   double rtt_s = 0.0;  // header-only round trip, median
   std::vector<ProbeTransfer> transfers;
   std::vector<ProbeCpu> cpu;  // empty when the probe did not measure it
+  // Each rank's share of its core that waiting for a message took from a computation there; empty
+  // when the probe did not measure it.
+  std::vector<double> waiting_shares;
 };
 
 // Bytes of the cluster transport's header in front of every payload.
@@ -49,7 +52,9 @@ LinkProbe parse_link_probe(const Json& json, const std::string& label);
 // magnitude and absolute residuals would leave the intercept to the largest transfer alone; c and
 // s, each at least 0 (the other refitted where one would be negative), are the scenario's
 // message_cpu per message and per byte, sent (the sender's) and received (the receiver's).
-// Without a cpu series all are 0.
+// Without a cpu series all are 0. The waiting share is the mean of the ranks' (at most
+// kMaxWaitingShare, as the scenario accepts), the scenario's message_cpu.waiting_share.
+inline constexpr double kMaxWaitingShare = 0.5;
 struct NetworkFit {
   double rate_bytes_per_s = 0.0;  // B
   double rtt_s = 0.0;
@@ -63,6 +68,7 @@ struct NetworkFit {
   double receive_cpu_s_per_byte = 0.0;
   double send_cpu_s_per_message = 0.0;
   double receive_cpu_s_per_message = 0.0;
+  double waiting_share = 0.0;
 };
 
 // Throws std::runtime_error when the probe has fewer than two sizes or the fit is not physical
@@ -71,7 +77,8 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s);
 
 // {"rate_bytes_per_s", "rtt_s", "latency_s", "goodput_bytes_per_s", "fixed_cost_s",
 //  "bandwidth_factor", "latency_factor", "residual_max", "send_cpu_ns_per_byte",
-//  "receive_cpu_ns_per_byte", "send_cpu_us_per_message", "receive_cpu_us_per_message"}
+//  "receive_cpu_ns_per_byte", "send_cpu_us_per_message", "receive_cpu_us_per_message",
+//  "waiting_share"}
 Json to_json(const NetworkFit& fit);
 
 }  // namespace ralp::validate
