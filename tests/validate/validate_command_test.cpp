@@ -100,6 +100,9 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_EQ(doc["links"][0]["rate"], "1gbit");
   EXPECT_GT(doc["links"][0]["bandwidth_factor"].get<double>(), 0.5);
   EXPECT_LT(doc["links"][0]["bandwidth_factor"].get<double>(), 1.0);
+  // The share of a core that a waiting rank's polling takes, as the scenario accepts it.
+  EXPECT_GE(doc["links"][0]["waiting_share"].get<double>(), 0.0);
+  EXPECT_LE(doc["links"][0]["waiting_share"].get<double>(), 0.5);
   // The kernels measured again after the grid: the one model, before and after.
   ASSERT_EQ(doc["speed_check"]["models"].size(), 1u);
   EXPECT_GT(doc["speed_check"]["models"][0]["end_s"].get<double>(), 0.0);
