@@ -254,6 +254,17 @@ TEST(Failures, NamesTheRankMpirunReports) {
                              Layout{1, 2}),
             "rank 1 (worker-0) was killed by signal 9 (Killed)");
   EXPECT_EQ(describe_failure("nothing useful\n", Layout{1, 1}), "");
+  // A rank killed while the other sent to it: the sender aborts on the reset, and mpirun may
+  // name neither. With two ranks the one gone is the other.
+  const std::string reset =
+      "[host0][[18346,1],0][../../../../../../opal/mca/btl/tcp/btl_tcp_frag.c:135:"
+      "mca_btl_tcp_frag_send] mca_btl_tcp_frag_send: writev failed: Connection reset by peer "
+      "(104)\n[host0:11110] ../../../../../../ompi/mca/pml/ob1/pml_ob1_sendreq.c:317 FATAL\n";
+  EXPECT_EQ(describe_failure(reset, Layout{1, 1}),
+            "rank 1 (worker-0) ended: rank 0 (ps-0) found its connection to it gone (Connection "
+            "reset by peer)");
+  EXPECT_EQ(describe_failure(reset, Layout{1, 2}),
+            "rank 0 (ps-0) found a peer's connection gone (Connection reset by peer): a peer ended");
   EXPECT_EQ(rank_role(Layout{0, 2}, 0), "worker-0");
   EXPECT_EQ(rank_role(Layout{0, 2}, 1), "worker-1");
   EXPECT_EQ(rank_role(Layout{1, 2}, 0), "ps-0");

@@ -763,6 +763,23 @@ std::string describe_failure(const std::string& output, const Layout& layout) {
   while (std::getline(in, line)) {
     if (line.rfind("error: rank", 0) == 0) return line.substr(7);
   }
+  // Open MPI's TCP transport, when a peer's end of a connection vanished: "[host0][[18346,1],0]
+  // [btl_tcp_frag.c:135:mca_btl_tcp_frag_send] mca_btl_tcp_frag_send: writev failed: Connection
+  // reset by peer (104)". The rank that reports it aborts at once, and mpirun may then report
+  // neither it nor the rank that ended first (a rank killed while the other sent to it).
+  static const std::regex reset(
+      R"(\[\[\d+,\d+\],(\d+)\][^
+]*(Connection reset by peer|Broken pipe))");
+  if (std::regex_search(output, m, reset)) {
+    const int rank = std::stoi(m[1].str());
+    const std::string reporter = "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) + ")";
+    if (ranks_of(layout) == 2) {
+      const int peer = 1 - rank;
+      return "rank " + std::to_string(peer) + " (" + rank_role(layout, peer) + ") ended: " +
+             reporter + " found its connection to it gone (" + m[2].str() + ")";
+    }
+    return reporter + " found a peer's connection gone (" + m[2].str() + "): a peer ended";
+  }
   return "";
 }
 
