@@ -130,6 +130,40 @@ bool continue_series(Transport& t, bool more) {
   return go;
 }
 
+// What a spinner did over an idle window: the share of the core that went elsewhere while
+// nothing moved (timer ticks, the system), and the thread's rate.
+struct IdleRate {
+  double baseline = 0.0;
+  double cpu_s = 0.0;   // the thread's CPU time in the window
+  double rounds = 0.0;  // and its rounds of work
+};
+
+// Sleeps `window` seconds and measures the spinner meanwhile.
+IdleRate measure_idle(const Spinner& spinner, double window) {
+  const double start = monotonic_seconds();
+  const double cpu = spinner.cpu_seconds();
+  const uint64_t rounds = spinner.rounds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(window));
+  const double wall = monotonic_seconds() - start;
+  IdleRate idle;
+  idle.cpu_s = spinner.cpu_seconds() - cpu;
+  idle.rounds = static_cast<double>(spinner.rounds() - rounds);
+  idle.baseline = std::clamp(1.0 - idle.cpu_s / wall, 0.0, 1.0);
+  return idle;
+}
+
+// The time of `elapsed` seconds that the core did not compute, from the spinner's rounds since
+// `rounds_before` at its idle rate, less the idle baseline's share. Where the idle window gave the
+// thread no time to measure its rate, its CPU time since `cpu_before` stands in.
+double lost_seconds(const Spinner& spinner, const IdleRate& idle, uint64_t rounds_before,
+                    double cpu_before, double elapsed) {
+  const double computed =
+      idle.cpu_s > 0.0 && idle.rounds > 0.0
+          ? static_cast<double>(spinner.rounds() - rounds_before) * idle.cpu_s / idle.rounds
+          : spinner.cpu_seconds() - cpu_before;
+  return elapsed - computed - idle.baseline * elapsed;
+}
+
 // The CPU series: for each size, the time per transfer that this rank's core did not compute.
 std::vector<double> cpu_series(Transport& t, const Spinner& spinner,
                                const LinkProbeOptions& options) {
@@ -147,25 +181,12 @@ std::vector<double> cpu_series(Transport& t, const Spinner& spinner,
       const bool more = i < options.repetitions ||
                         (spent < kCpuSeriesSeconds && i < kMaxCpuRepetitions);
       if (!continue_series(t, more)) break;
-      const double idle_start = monotonic_seconds();
-      const double idle_cpu = spinner.cpu_seconds();
-      const uint64_t idle_rounds = spinner.rounds();
-      std::this_thread::sleep_for(std::chrono::duration<double>(
-          std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS)));
-      const double idle_wall = monotonic_seconds() - idle_start;
-      const double idle_cpu_s = spinner.cpu_seconds() - idle_cpu;
-      const auto idle_work = static_cast<double>(spinner.rounds() - idle_rounds);
-      // The share of the core that went elsewhere while nothing moved, and the thread's rate.
-      const double baseline = std::clamp(1.0 - idle_cpu_s / idle_wall, 0.0, 1.0);
+      const IdleRate idle =
+          measure_idle(spinner, std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS));
       const uint64_t rounds_before = spinner.rounds();
       const double cpu_before = spinner.cpu_seconds();
       const double elapsed = exchange(t, payload, i, computing);
-      // Where the idle window gave the thread no time to measure its rate, its CPU time stands in.
-      const double computed =
-          idle_cpu_s > 0.0 && idle_work > 0.0
-              ? static_cast<double>(spinner.rounds() - rounds_before) * idle_cpu_s / idle_work
-              : spinner.cpu_seconds() - cpu_before;
-      times.push_back(elapsed - computed - baseline * elapsed);
+      times.push_back(lost_seconds(spinner, idle, rounds_before, cpu_before, elapsed));
       previous = elapsed;
       spent += elapsed;
     }
@@ -187,36 +208,27 @@ double waiting_series(Transport& t, const Spinner& spinner) {
   const int peer = 1 - t.rank();
   const MessageKind to_rank0 = kReply;  // rank 1 -> rank 0, as exchange() pairs them
   const MessageKind to_rank1 = kForward;
-  const auto window = std::chrono::duration<double>(kWaitingWindowS);
   std::vector<double> shares;
   std::vector<char> empty;
   for (int i = 0; i < kWaitingRepetitions; ++i) {
     for (int waiter = 0; waiter < 2; ++waiter) {
       exchange(t, empty, i);  // both start together
       if (t.rank() != waiter) {
-        std::this_thread::sleep_for(2 * window);
+        std::this_thread::sleep_for(std::chrono::duration<double>(2 * kWaitingWindowS));
         t.wait(t.send(peer, t.rank() == 0 ? to_rank1 : to_rank0, -1, 0, {}));
         continue;
       }
-      const double idle_start = monotonic_seconds();
-      const double idle_cpu = spinner.cpu_seconds();
-      const uint64_t idle_rounds = spinner.rounds();
-      std::this_thread::sleep_for(window);
-      const double idle_wall = monotonic_seconds() - idle_start;
-      const double idle_cpu_s = spinner.cpu_seconds() - idle_cpu;
-      const auto idle_work = static_cast<double>(spinner.rounds() - idle_rounds);
-      if (idle_cpu_s <= 0.0 || idle_work <= 0.0) continue;
-      const double baseline = std::clamp(1.0 - idle_cpu_s / idle_wall, 0.0, 1.0);
+      const IdleRate idle = measure_idle(spinner, kWaitingWindowS);
       const uint64_t rounds_before = spinner.rounds();
+      const double cpu_before = spinner.cpu_seconds();
       const double start = monotonic_seconds();
       t.wait(t.receive(peer, t.rank() == 0 ? to_rank0 : to_rank1, -1, {}), 0.0, waiting);
       const double elapsed = monotonic_seconds() - start;
-      const double computed =
-          static_cast<double>(spinner.rounds() - rounds_before) * idle_cpu_s / idle_work;
-      shares.push_back(std::clamp((elapsed - computed - baseline * elapsed) / elapsed, 0.0, 1.0));
+      shares.push_back(std::clamp(
+          lost_seconds(spinner, idle, rounds_before, cpu_before, elapsed) / elapsed, 0.0, 1.0));
     }
   }
-  return shares.empty() ? 0.0 : median(shares);
+  return median(shares);
 }
 
 }  // namespace

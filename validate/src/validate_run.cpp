@@ -768,8 +768,7 @@ std::string describe_failure(const std::string& output, const Layout& layout) {
   // reset by peer (104)". The rank that reports it aborts at once, and mpirun may then report
   // neither it nor the rank that ended first (a rank killed while the other sent to it).
   static const std::regex reset(
-      R"(\[\[\d+,\d+\],(\d+)\][^
-]*(Connection reset by peer|Broken pipe))");
+      R"(\[\[\d+,\d+\],(\d+)\][^\n]*(Connection reset by peer|Broken pipe))");
   if (std::regex_search(output, m, reset)) {
     const int rank = std::stoi(m[1].str());
     const std::string reporter = "rank " + std::to_string(rank) + " (" + rank_role(layout, rank) + ")";
