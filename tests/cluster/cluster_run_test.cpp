@@ -303,8 +303,8 @@ TEST(ClusterInput, BadScenarioStopsEveryRank) {
 
 TEST(LinkProbe, TimesEachSizeAndMeasuresTheCpuItTakes) {
   // Two ranks on loopback: the timed series and the CPU series each have one entry per size,
-  // the waiting series one share per rank, and --no-cpu leaves the CPU series out. How much CPU a transfer takes is this machine's;
-  // only that each loss is finite is asserted.
+  // the waiting series one share per rank, and --no-cpu leaves the CPU series out. How much CPU
+  // a transfer takes is this machine's; only that each loss is finite is asserted.
   const std::string probe = "link-probe --round-trips 5 --repetitions 2 --sizes 65536 1048576";
   const auto result = run_command(testing::loopback_mpirun_ralp(2, probe, 100));
   ASSERT_EQ(result.status, 0) << result.out << result.err;
@@ -316,6 +316,9 @@ TEST(LinkProbe, TimesEachSizeAndMeasuresTheCpuItTakes) {
     EXPECT_TRUE(std::isfinite(c.at("receiver_s").get<double>())) << c;
   }
   EXPECT_EQ(j.at("cpu")[1].at("bytes"), 1048576);
+  // Each size's cost is a message's in a train of them, up to 4 MiB and 8 messages in all.
+  EXPECT_EQ(j.at("cpu")[0].at("messages"), 8);
+  EXPECT_EQ(j.at("cpu")[1].at("messages"), 4);
   // Each rank's share of its core that waiting took from the computing thread: a share.
   ASSERT_EQ(j.at("waiting_shares").size(), 2U);
   for (const Json& share : j.at("waiting_shares")) {

@@ -34,13 +34,16 @@ struct LinkProbePoint {
 
 // One size's CPU cost: while each rank runs a thread that computes without pause on the rank's
 // core, and waits for messages the way a rank does while it computes (Transport::backoff), rank 0
-// sends `bytes` as above. `sender_s` and `receiver_s` are the medians over the repetitions of the
-// computation time each rank's thread lost during one transfer, against its rate while the rank
-// was idle just before.
+// sends `messages` messages of `bytes` at once (a train: more of the smaller sizes, so that what
+// an exchange costs beyond its messages is spread over them) and rank 1 acknowledges them as
+// above. `sender_s` and `receiver_s` are the medians over the repetitions of the computation time
+// each rank's thread lost during one train, against its rate while the rank was idle just before,
+// divided by `messages`: the cost of one message.
 struct LinkProbeCpuPoint {
   int64_t bytes = 0;
   double sender_s = 0.0;
   double receiver_s = 0.0;
+  int64_t messages = 1;
   friend bool operator==(const LinkProbeCpuPoint&, const LinkProbeCpuPoint&) = default;
 };
 
@@ -62,7 +65,7 @@ struct LinkProbeResult {
 LinkProbeResult run_link_probe(const LinkProbeOptions& options);
 
 // {"rtt_median_s", "rtt_min_s", "transfers": [{"bytes", "seconds"}], "cpu": [{"bytes",
-// "sender_s", "receiver_s"}], "waiting_shares": [rank 0's, rank 1's]}, as `ralp link-probe --json`
+// "messages", "sender_s", "receiver_s"}], "waiting_shares": [rank 0's, rank 1's]}, as `ralp link-probe --json`
 // writes it ("cpu" and "waiting_shares" only when measured).
 std::string link_probe_to_json(const LinkProbeResult& result);
 
