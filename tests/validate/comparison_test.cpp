@@ -205,6 +205,37 @@ TEST(LinkFit, MessageCpuIsTheCpuSeriesLinePerMessageAndPerByteNeverNegative) {
   EXPECT_EQ(none.receive_cpu_s_per_message, 0.0);
 }
 
+TEST(LinkFit, GivenCostsPerMessageAreKeptAndOnlyTheCostsPerByteFitted) {
+  // A series of 400 us + 8 ns per byte fitted around a given 40 us per message: the slope takes
+  // what the intercept leaves, above 8 ns; around the series' own intercept, exactly 8 ns; the
+  // given costs come back as given (a negative one as 0), and the link's factors as without them.
+  LinkProbe probe{.rtt_s = 100e-6};
+  for (const double bytes : {65560.0, 262168.0, 1048600.0}) {
+    probe.transfers.push_back({bytes, 300e-6 + bytes / 1e7});
+    probe.cpu.push_back({bytes, 400e-6 + 8e-9 * bytes, 400e-6 + 8e-9 * bytes});
+  }
+  const NetworkFit free = fit_network(probe, 1.25e7);
+  const NetworkFit kept = fit_network(probe, 1.25e7, {.send_s = 40e-6, .receive_s = -1.0});
+  EXPECT_DOUBLE_EQ(kept.send_cpu_s_per_message, 40e-6);
+  EXPECT_EQ(kept.receive_cpu_s_per_message, 0.0);
+  EXPECT_GT(kept.send_cpu_s_per_byte, 8e-9);
+  EXPECT_GT(kept.receive_cpu_s_per_byte, kept.send_cpu_s_per_byte);
+  // It is a weighted mean of each point's own slope around the intercept: between the largest
+  // point's (360 us over 1 MB: 8.34 ns) and the smallest's (360 us over 64 KiB: 13.5 ns).
+  EXPECT_GT(kept.send_cpu_s_per_byte, 8e-9 + 360e-6 / 1048600.0);
+  EXPECT_LT(kept.send_cpu_s_per_byte, 8e-9 + 360e-6 / 65560.0);
+  const NetworkFit same =
+      fit_network(probe, 1.25e7, {.send_s = free.send_cpu_s_per_message,
+                                  .receive_s = free.receive_cpu_s_per_message});
+  EXPECT_NEAR(same.send_cpu_s_per_byte, 8e-9, 1e-15);
+  EXPECT_NEAR(same.receive_cpu_s_per_byte, 8e-9, 1e-15);
+  EXPECT_EQ(kept.bandwidth_factor, free.bandwidth_factor);
+  EXPECT_EQ(kept.latency_factor, free.latency_factor);
+  // Losses below a given intercept fit no cost per byte, never a negative one.
+  const NetworkFit above = fit_network(probe, 1.25e7, {.send_s = 1.0, .receive_s = 1.0});
+  EXPECT_EQ(above.send_cpu_s_per_byte, 0.0);
+}
+
 TEST(LinkFit, ParsesTheCpuSeries) {
   const Json j = {{"rtt_median_s", 1e-4},
                   {"transfers", {{{"bytes", 1000}, {"seconds", 0.001}}}},

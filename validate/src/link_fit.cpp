@@ -66,6 +66,19 @@ Line fit_line_relative(const std::vector<Point>& points, X x, Y y) {
   return line;
 }
 
+// The slope of y = intercept + slope x minimizing the sum of ((y - fitted) / y)^2 for a given
+// intercept, at least 0.
+template <class Point, class X, class Y>
+double fit_slope_relative(const std::vector<Point>& points, double intercept, X x, Y y) {
+  double wxx = 0.0, wxr = 0.0;
+  for (const auto& p : points) {
+    const double weight = 1.0 / std::pow(std::max(std::abs(y(p)), kMinWeighedCpuS), 2);
+    wxx += weight * x(p) * x(p);
+    wxr += weight * x(p) * (y(p) - intercept);
+  }
+  return wxx > 0.0 ? std::max(0.0, wxr / wxx) : 0.0;
+}
+
 }  // namespace
 
 LinkProbe parse_link_probe(const Json& json, const std::string& label) {
@@ -150,6 +163,19 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s) {
     fit.waiting_share =
         std::min(kMaxWaitingShare, sum / static_cast<double>(probe.waiting_shares.size()));
   }
+  return fit;
+}
+
+NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s,
+                       const MessageCosts& per_message) {
+  NetworkFit fit = fit_network(probe, rate_bytes_per_s);
+  const auto bytes = [](const ProbeCpu& p) { return p.bytes; };
+  fit.send_cpu_s_per_message = std::max(0.0, per_message.send_s);
+  fit.receive_cpu_s_per_message = std::max(0.0, per_message.receive_s);
+  fit.send_cpu_s_per_byte = fit_slope_relative(probe.cpu, fit.send_cpu_s_per_message, bytes,
+                                               [](const ProbeCpu& p) { return p.sender_s; });
+  fit.receive_cpu_s_per_byte = fit_slope_relative(
+      probe.cpu, fit.receive_cpu_s_per_message, bytes, [](const ProbeCpu& p) { return p.receiver_s; });
   return fit;
 }
 

@@ -255,7 +255,11 @@ class Runner {
   // Runs `ralp calibrate` on the models into `file`, with its progress lines.
   void calibrate_kernels(const std::vector<std::pair<std::string, int64_t>>& models,
                          const std::string& name, const fs::path& file);
-  NetworkFit calibrate_link(const LinkRate& rate);
+  // Runs `ralp link-probe` across two hosts shaped at `rate`.
+  LinkProbe probe_link(const LinkRate& rate);
+  // Fits a rate's probe (`per_message`: the CPU times per message to keep), writes and reports it.
+  NetworkFit fit_link(const LinkRate& rate, const LinkProbe& probe,
+                      const std::optional<MessageCosts>& per_message);
   // `pass` counts from 0: the first pass's files go to points/ID, a later one's to
   // points/ID/pass-N.
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile,
@@ -352,7 +356,7 @@ void Runner::calibrate_kernels(const std::vector<std::pair<std::string, int64_t>
   }
 }
 
-NetworkFit Runner::calibrate_link(const LinkRate& rate) {
+LinkProbe Runner::probe_link(const LinkRate& rate) {
   hosts_->shape(rate);
   const fs::path folder = o_.out / ("link-" + rate.text);
   fs::create_directories(folder);
@@ -380,8 +384,14 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
                              std::to_string(r.status) + (r.timed_out ? ", timed out" : "") +
                              "): " + last_lines(r.output, kFailureLines));
   }
-  const LinkProbe probe = parse_link_probe(read_json_file(json), json.string());
-  NetworkFit fit = fit_network(probe, rate.bytes_per_s());
+  return parse_link_probe(read_json_file(json), json.string());
+}
+
+NetworkFit Runner::fit_link(const LinkRate& rate, const LinkProbe& probe,
+                            const std::optional<MessageCosts>& per_message) {
+  const fs::path folder = o_.out / ("link-" + rate.text);
+  NetworkFit fit = per_message ? fit_network(probe, rate.bytes_per_s(), *per_message)
+                               : fit_network(probe, rate.bytes_per_s());
   if (fit.bandwidth_factor > 1.0 && fit.bandwidth_factor <= kMaxGoodputOverRate) {
     // Timing noise (and the token bucket's burst) can put a shaped link's fitted goodput a little
     // above its rate; SimGrid takes factors up to 1.
@@ -402,7 +412,8 @@ NetworkFit Runner::calibrate_link(const LinkRate& rate) {
       "); message CPU " + fixed(fit.send_cpu_s_per_message * 1e6, 0) + " us + " +
       fixed(fit.send_cpu_s_per_byte * 1e9, 3) + " ns per byte sent, " +
       fixed(fit.receive_cpu_s_per_message * 1e6, 0) + " us + " +
-      fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received; waiting share " +
+      fixed(fit.receive_cpu_s_per_byte * 1e9, 3) + " ns per byte received" +
+      (per_message ? " (the costs per message the fastest rate's)" : "") + "; waiting share " +
       fixed(fit.waiting_share * 100, 1) + "%");
   return fit;
 }
@@ -546,9 +557,23 @@ ValidationRun Runner::run() {
 
   run.profile = choose_profile(models);
   say("ralp validate: profile " + run.profile.name + " (" + run.profile.file.string() + ")");
+  std::vector<LinkProbe> probes;
   for (const auto& rate : o_.rates) {
     check_interrupted();
-    run.links.push_back({rate, calibrate_link(rate)});
+    probes.push_back(probe_link(rate));
+  }
+  // The CPU time per message is fitted at the fastest rate and kept at the others (fit_network).
+  const auto fastest = static_cast<size_t>(
+      std::max_element(o_.rates.begin(), o_.rates.end(),
+                       [](const LinkRate& a, const LinkRate& b) {
+                         return a.bytes_per_s() < b.bytes_per_s();
+                       }) -
+      o_.rates.begin());
+  const NetworkFit first = fit_link(o_.rates[fastest], probes[fastest], std::nullopt);
+  const MessageCosts per_message{first.send_cpu_s_per_message, first.receive_cpu_s_per_message};
+  for (size_t i = 0; i < o_.rates.size(); ++i) {
+    run.links.push_back(
+        {o_.rates[i], i == fastest ? first : fit_link(o_.rates[i], probes[i], per_message)});
   }
   run.calibration_s = now_s() - start;
 

@@ -75,6 +75,20 @@ struct NetworkFit {
 // (goodput <= 0).
 NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s);
 
+// What moving a message costs its sender's and its receiver's core whatever its size (a
+// NetworkFit's send_cpu_s_per_message and receive_cpu_s_per_message).
+struct MessageCosts {
+  double send_s = 0.0;
+  double receive_s = 0.0;
+};
+// The same fit with the CPU times per message given: only the times per byte are fitted to the
+// cpu series, by the same relative least squares around the given intercepts (at least 0). The
+// threads' wake-ups for a message do not depend on the link's rate, while a shaped link's bytes
+// cost more the slower it releases them; ralp validate fits the per-message costs at its fastest
+// rate, where they weigh most beside the bytes', and keeps them at the others.
+NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s,
+                       const MessageCosts& per_message);
+
 // {"rate_bytes_per_s", "rtt_s", "latency_s", "goodput_bytes_per_s", "fixed_cost_s",
 //  "bandwidth_factor", "latency_factor", "residual_max", "send_cpu_ns_per_byte",
 //  "receive_cpu_ns_per_byte", "send_cpu_us_per_message", "receive_cpu_us_per_message",
