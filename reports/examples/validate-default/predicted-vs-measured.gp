@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [28.7088847:7340.22641]
-set yrange [28.7088847:7340.22641]
+set xrange [16.1020491:7340.75825]
+set yrange [16.1020491:7340.75825]
 set size ratio -1
 set grid
 set key top left
