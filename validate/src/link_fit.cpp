@@ -38,13 +38,18 @@ Line fit_line(const std::vector<Point>& points, X x, Y y) {
   return {slope, mean_y - slope * mean_x};
 }
 
+// A point's weight in a fit on relative residuals: 1 / y^2.
+double relative_weight(double y) {
+  return 1.0 / std::pow(std::max(std::abs(y), kMinWeighedCpuS), 2);
+}
+
 // y = intercept + slope x minimizing the sum of ((y - fitted) / y)^2, with intercept >= 0 and
 // slope >= 0: where the free fit breaks one bound, the other is fitted alone.
 template <class Point, class X, class Y>
 Line fit_line_relative(const std::vector<Point>& points, X x, Y y) {
   double w = 0.0, wx = 0.0, wy = 0.0, wxx = 0.0, wxy = 0.0;
   for (const auto& p : points) {
-    const double weight = 1.0 / std::pow(std::max(std::abs(y(p)), kMinWeighedCpuS), 2);
+    const double weight = relative_weight(y(p));
     w += weight;
     wx += weight * x(p);
     wy += weight * y(p);
@@ -72,7 +77,7 @@ template <class Point, class X, class Y>
 double fit_slope_relative(const std::vector<Point>& points, double intercept, X x, Y y) {
   double wxx = 0.0, wxr = 0.0;
   for (const auto& p : points) {
-    const double weight = 1.0 / std::pow(std::max(std::abs(y(p)), kMinWeighedCpuS), 2);
+    const double weight = relative_weight(y(p));
     wxx += weight * x(p) * x(p);
     wxr += weight * x(p) * (y(p) - intercept);
   }
@@ -174,8 +179,9 @@ NetworkFit fit_network(const LinkProbe& probe, double rate_bytes_per_s,
   fit.receive_cpu_s_per_message = std::max(0.0, per_message.receive_s);
   fit.send_cpu_s_per_byte = fit_slope_relative(probe.cpu, fit.send_cpu_s_per_message, bytes,
                                                [](const ProbeCpu& p) { return p.sender_s; });
-  fit.receive_cpu_s_per_byte = fit_slope_relative(
-      probe.cpu, fit.receive_cpu_s_per_message, bytes, [](const ProbeCpu& p) { return p.receiver_s; });
+  fit.receive_cpu_s_per_byte =
+      fit_slope_relative(probe.cpu, fit.receive_cpu_s_per_message, bytes,
+                         [](const ProbeCpu& p) { return p.receiver_s; });
   return fit;
 }
 

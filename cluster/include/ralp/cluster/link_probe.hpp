@@ -65,8 +65,8 @@ struct LinkProbeResult {
 LinkProbeResult run_link_probe(const LinkProbeOptions& options);
 
 // {"rtt_median_s", "rtt_min_s", "transfers": [{"bytes", "seconds"}], "cpu": [{"bytes",
-// "messages", "sender_s", "receiver_s"}], "waiting_shares": [rank 0's, rank 1's]}, as `ralp link-probe --json`
-// writes it ("cpu" and "waiting_shares" only when measured).
+// "messages", "sender_s", "receiver_s"}], "waiting_shares": [rank 0's, rank 1's]}, as
+// `ralp link-probe --json` writes it ("cpu" and "waiting_shares" only when measured).
 std::string link_probe_to_json(const LinkProbeResult& result);
 
 }  // namespace ralp::cluster
