@@ -31,11 +31,12 @@ struct ValidateCommandOptions {
   std::string hostfile;
   std::string network;
   std::string profile;
-  int passes = 2;
-  double point_budget = 10.0;
-  int min_steps = 5;
-  int max_steps = 20;
-  int warmup_steps = 2;
+  // The library's defaults, so that they are set in one place.
+  int passes = validate::ValidateOptions{}.passes;
+  double point_budget = validate::ValidateOptions{}.point_budget_s;
+  int min_steps = validate::ValidateOptions{}.min_steps;
+  int max_steps = validate::ValidateOptions{}.max_steps;
+  int warmup_steps = validate::ValidateOptions{}.warmup_steps;
   int threads = 1;
   int cores = 0;
 };
@@ -144,8 +145,8 @@ void print_table(const validate::ValidationRun& run) {
                "run (ralp simulate --replay): the error left to the schedule and the network "
                "model.\n";
   if (passes) {
-    std::cout << "Measured: the mean of " << run.passes
-              << " passes over the grid (every other one in reverse order); between passes: "
+    std::cout << "Measured and predicted: the mean of " << run.passes
+              << " passes over the grid (each in the same order); between passes: "
                  "(largest - smallest) / mean of one point's step times, how far this machine "
                  "moved the same measurement.\n";
   }
@@ -217,9 +218,9 @@ void add_validate_command(CLI::App& app, Action& action) {
                   "Device profile to use instead of calibrating (it must have been measured on "
                   "this host with these threads and library versions)");
   cmd->add_option("--passes", o->passes,
-                  "Times the grid runs, every other pass in reverse order; a point's measured "
-                  "figures are the passes' means, and their spread says how repeatable this "
-                  "machine's measurements are")
+                  "Times the grid runs, each pass in the same order and predicted with a "
+                  "calibration measured just before it; a point's figures are the passes' means, "
+                  "and their spread says how repeatable this machine's measurements are")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
   cmd->add_option("--point-budget", o->point_budget,

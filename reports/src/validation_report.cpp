@@ -135,10 +135,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       ", and `ralp simulate` on the same derived scenario file. Error = (predicted - measured) / "
       "measured step time; measured is the median of the measured steps after warm-up" +
       (passes > 1 ? " in each of " + std::to_string(passes) +
-                        " passes over the grid (every other pass in reverse order, so that each "
-                        "point's passes centre on the middle of the run), their mean; predicted "
-                        "the simulator's step time with the profile measured just before each "
-                        "pass, their mean."
+                        " passes over the grid (each pass in the same order, so that a point's "
+                        "passes are a pass apart), their mean; predicted the simulator's step "
+                        "time with the profile measured just before each pass, their mean."
                   : std::string(", predicted the simulator's step time.")));
   doc.paragraph("Run with `" + str(run, "command", "") + "`; " + fixed(num(run, "wall_s", ""), 0) +
                 " s in all (calibration " + fixed(num(run, "calibration_s", ""), 0) +
@@ -383,9 +382,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
       "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
       "step into the host, headers included." +
-      std::string(passes > 1 ? " Steps, IQR, splits, bytes and steal: per pass, their mean over "
-                               "the passes; each pass's files are in points/ID (the first) and "
-                               "points/ID/pass-N."
+      std::string(passes > 1 ? " IQR, splits, bytes and steal: per pass, their mean over the "
+                               "passes; every pass runs the first pass's steps; each pass's "
+                               "files are in points/ID (the first) and points/ID/pass-N."
                              : "") +
       " Steal: the share of the time the ranks' cores wanted "
       "to run that the hypervisor gave to other guests while the run ran (/proc/stat), time the "

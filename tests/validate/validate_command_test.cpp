@@ -80,7 +80,7 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_NE(r.err.find("ETA"), std::string::npos);
   const Json doc = read_json_file(out_ / "v.json");
   ASSERT_EQ(doc["points"].size(), 2u);
-  EXPECT_EQ(doc["passes"], 2);  // the default: the grid twice, the second in reverse order
+  EXPECT_EQ(doc["passes"], 2);  // the default: the grid twice
   EXPECT_NE(r.err.find("[4/4] pass 2/2 "), std::string::npos) << r.err;
   ASSERT_EQ(doc["repeatability"].size(), 3u);  // ps, allreduce, all
   EXPECT_TRUE(doc["pass_profiles"].empty());  // --profile: every pass uses it

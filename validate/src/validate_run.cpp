@@ -261,9 +261,10 @@ class Runner {
   NetworkFit fit_link(const LinkRate& rate, const LinkProbe& probe,
                       const std::optional<MessageCosts>& per_message);
   // `pass` counts from 0: the first pass's files go to points/ID, a later one's to
-  // points/ID/pass-N.
+  // points/ID/pass-N. `steps`: the measured steps, or 0 to plan them from the prediction
+  // (plan_steps); later passes run as many as the first, so that their medians compare.
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile,
-                            int pass);
+                            int pass, int steps);
   // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty,
   // and plays the device times a run measured when `replay` names its JSON.
   Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
@@ -433,7 +434,7 @@ Json Runner::simulate(const fs::path& scenario, const fs::path& json, const std:
 }
 
 PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
-                                  const fs::path& profile, int pass) {
+                                  const fs::path& profile, int pass, int steps) {
   fs::path folder = o_.out / "points" / point.id();
   if (pass > 0) folder /= "pass-" + std::to_string(pass + 1);
   fs::create_directories(folder);
@@ -452,11 +453,15 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   }
   const fs::path scenario = folder / "scenario.json";
   const fs::path predicted_json = folder / "predicted.json";
-  write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
-  const double first_prediction =
-      predicted_step_time_s(simulate(scenario, predicted_json, predicted_json.string()),
-                            predicted_json.string());
-  settings.steps = plan_steps(first_prediction, o_.point_budget_s, o_.min_steps, o_.max_steps);
+  if (steps > 0) {
+    settings.steps = steps;
+  } else {
+    write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
+    const double first_prediction =
+        predicted_step_time_s(simulate(scenario, predicted_json, predicted_json.string()),
+                              predicted_json.string());
+    settings.steps = plan_steps(first_prediction, o_.point_budget_s, o_.min_steps, o_.max_steps);
+  }
   write_text(scenario, derived_scenario(base, base_dir, point, settings).dump(2) + "\n");
   const Json predicted = simulate(scenario, predicted_json, predicted_json.string(),
                                   folder / "predicted-trace.json");
@@ -605,13 +610,16 @@ ValidationRun Runner::run() {
     }
     for (size_t k = 0; k < grid.size(); ++k) {
       check_interrupted();
-      // Every other pass in reverse order, so that each point's passes centre on the run's middle.
-      const size_t i = pass % 2 == 0 ? k : grid.size() - 1 - k;
+      // Every pass in the same order, so that a point's passes are a whole pass apart, longer
+      // than the moments this machine runs slowly; a pass in reverse order measured the points
+      // around the turn twice within seconds, and a slow moment there caught both.
+      const size_t i = k;
       const GridPoint& point = grid[i];
       const auto link = std::find_if(run.links.begin(), run.links.end(),
                                      [&](const RateCalibration& l) { return l.rate == point.rate; });
       hosts_->shape(point.rate);
-      const PointComparison c = run_point(point, link->fit, profile, pass);
+      const int steps = measured[i].empty() ? 0 : measured[i].front().steps;
+      const PointComparison c = run_point(point, link->fit, profile, pass, steps);
       measured[i].push_back(c);
       ++done;
       const double per_point = (now_s() - grid_start - calibrating_s) / static_cast<double>(done);

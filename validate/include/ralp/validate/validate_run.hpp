@@ -37,12 +37,12 @@ struct ValidateOptions {
   std::map<std::string, std::string> host;
   int threads = 1;         // kernel threads per rank (the scenarios' training.threads)
   int cores = 0;           // cores ranks may use; 0: this process's CPU affinity
-  // Times the grid runs, every other pass in reverse order and each after a calibration of its
-  // own: each point is then measured and calibrated at moments spread over the run, and its
-  // figures are the passes' means.
+  // Times the grid runs, every pass in the same order and each after a calibration of its own:
+  // each point is then measured and calibrated at moments a pass apart, and its figures are the
+  // passes' means.
   int passes = 2;
-  double point_budget_s = 10.0;  // measured steps per point and pass: as many as fit in this
-  int min_steps = 5;
+  double point_budget_s = 6.0;  // measured steps per point and pass: as many as fit in this
+  int min_steps = 3;
   int max_steps = 20;
   int warmup_steps = 2;
   double step_timeout_s = 30.0;
