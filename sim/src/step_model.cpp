@@ -586,9 +586,10 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     const double bytes_s = send_cpu_seconds(m, host, 0, wire) + receive_cpu_seconds(m, host, 0, wire);
     const double cpu_s = bytes_s + send_cpu_seconds(m, host, totals.sent_payloads, 0) +
                          receive_cpu_seconds(m, host, totals.received_payloads, 0);
-    const sg4::ExecPtr cpu =
-        start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
+    // Spread over what flows: the bytes that the token bucket passes at once take no time.
     const int64_t flow = world.start_flow(host, next, wire, start);
+    const sg4::ExecPtr cpu =
+        start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, flow));
     sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(flow));
     limit_rate(send, flow, bytes_s);
     send->start();
@@ -609,9 +610,9 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
       const double cpu_s =
           bytes_s + send_cpu_seconds(m, host, sends[phase].payload_bytes > 0 ? 1 : 0, 0) +
           receive_cpu_seconds(m, host, receives[phase].payload_bytes > 0 ? 1 : 0, 0);
-      const sg4::ExecPtr cpu =
-          start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, wire));
       const int64_t flow = world.start_flow(host, next, wire, start);
+      const sg4::ExecPtr cpu =
+          start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, flow));
       sg4::CommPtr send =
           out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(flow));
       limit_rate(send, flow, bytes_s);

@@ -492,5 +492,29 @@ TEST(ClosedForm, AnIdleRingEdgePassesItsBurstOnce) {
   }
 }
 
+TEST(ClosedForm, ARingMembersMessageCpuSpreadsOverWhatFlowsAfterItsBurst) {
+  // The ring of the test above on 1 GFLOP/s CPUs, whose members spend 0.1 ns a byte sent and
+  // 0.1 ns a byte received, 0.4 ms a phase, spread while their bytes flow: the first phase's
+  // bytes flow 1 ms after the bucket's burst, the second's 2 ms, and the CPU, idle after
+  // backward, keeps up. The step takes as long as with free messages (spread over the 2 ms the
+  // first phase's bytes would take without the burst, it took 1 ms longer).
+  for (const char* ring : {"message", "coalesced"}) {
+    const auto step = [&](const std::string& message_cpu) {
+      const Scenario s = scenario_from(
+          R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+          "parameter_servers": 0, "worker_device": )" + kGflopCpu + message_cpu +
+          R"(, "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": 0,
+          "nic_burst": 1e6}}, "network_model": "ideal", "steps": 1, "warmup_steps": 0,
+          "strategies": [{"name": "allreduce", "cycle_time": 0, "ring_model": ")" + ring +
+          R"("}])");
+      return sim::simulate_isolated(s, s.strategies[0], std::nullopt, {}).step_time_mean_s;
+    };
+    const double free = step("");
+    const double charged =
+        step(R"(, "message_cpu": {"send_ns_per_byte": 0.1, "receive_ns_per_byte": 0.1})");
+    EXPECT_LT(relative_error(charged, free), 1e-6) << ring << ": " << charged << " against " << free;
+  }
+}
+
 }  // namespace
 }  // namespace ralp
