@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [17.0963533:7342.31708]
-set yrange [17.0963533:7342.31708]
+set xrange [17.6160036:7342.47481]
+set yrange [17.6160036:7342.47481]
 set size ratio -1
 set grid
 set key top left
