@@ -262,7 +262,7 @@ class Runner {
                       const std::optional<MessageCosts>& per_message);
   // `pass` counts from 0: the first pass's files go to points/ID, a later one's to
   // points/ID/pass-N. `steps`: the measured steps, or 0 to plan them from the prediction
-  // (plan_steps); later passes run as many as the first, so that their medians compare.
+  // (plan_steps); later passes run as many as the first, so that every pass measures alike.
   PointComparison run_point(const GridPoint& point, const NetworkFit& fit, const fs::path& profile,
                             int pass, int steps);
   // ralp simulate on a derived scenario; also writes its Chrome trace when `trace` is not empty,
@@ -608,12 +608,11 @@ ValidationRun Runner::run() {
                                        pass_profile.value("time_sharing_slowdown", 1.0)});
       calibrating_s += now_s() - calibration_start;
     }
-    for (size_t k = 0; k < grid.size(); ++k) {
+    // Every pass in the same order, so that a point's passes are a whole pass apart, longer than
+    // the moments this machine runs slowly; a pass in reverse order measured the points around
+    // the turn twice within seconds, and a slow moment there caught both.
+    for (size_t i = 0; i < grid.size(); ++i) {
       check_interrupted();
-      // Every pass in the same order, so that a point's passes are a whole pass apart, longer
-      // than the moments this machine runs slowly; a pass in reverse order measured the points
-      // around the turn twice within seconds, and a slow moment there caught both.
-      const size_t i = k;
       const GridPoint& point = grid[i];
       const auto link = std::find_if(run.links.begin(), run.links.end(),
                                      [&](const RateCalibration& l) { return l.rate == point.rate; });
