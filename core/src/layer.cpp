@@ -293,8 +293,9 @@ LayerWork Layer::work(int64_t batch) const {
       bwd_data = kSoftmaxBackward * out;
       break;
     case LayerKind::flatten:
-      // A view: no kernel runs in either direction.
-      return {};
+      // A copy, as concat's: the kernels reorder the convolutions' layout into the plain one the
+      // fully connected layers read, and the gradient back (0.10 and 0.15 ms of cifar_alexnet's
+      // step at batch 32 on one core).
     case LayerKind::concat:
       break;
   }

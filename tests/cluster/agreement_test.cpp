@@ -87,7 +87,7 @@ std::map<std::pair<std::string, std::string>, std::vector<std::string>> tracks(c
 
 // The traces agree: every simulated activity is on the same track of the real run, and every
 // transfer track carries the same labels. The real run has more where the simulator leaves out
-// what takes no predicted time (flatten, a free update) or plays a ring's phases as one flow
+// what takes no predicted time (a free update) or plays a ring's phases as one flow
 // (ring_model "coalesced").
 void check_traces(const Json& predicted, const Json& measured) {
   const auto p = tracks(predicted);

@@ -30,7 +30,7 @@ struct ShapeToMeasure {
 };
 
 // The distinct (signature, batch) pairs of the requests in first-seen order, leaving out layers
-// with no work in any pass (flatten).
+// with no work in any pass.
 std::vector<ShapeToMeasure> distinct_shapes(const std::vector<ModelRequest>& requests);
 
 struct CalibrationOptions {
