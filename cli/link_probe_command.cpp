@@ -18,8 +18,9 @@ void add_link_probe_command(CLI::App& app, Action& action) {
       "link-probe",
       "Time the link between two MPI ranks with the cluster transport: round-trip time of "
       "header-only messages and bulk transfers of growing size, then the CPU time a message of "
-      "each size takes from computation on each rank's core (in trains of messages sent at once, "
-      "up to 4 MiB and 8 messages), and the share of the core that a "
+      "each size takes from computation on each rank's core (in trains of up to 4 MiB and 8 "
+      "messages, sent one at a time 2 ms apart, as a step's pushes follow its layers), and the "
+      "share of the core that a "
       "rank waiting for a message takes from computation there (mpirun -np 2 ralp link-probe)");
   cmd->add_option("--json", *json, "Write the timings to FILE ('-': stdout, the default)");
   cmd->add_option("--round-trips", options->round_trips, "Header-only ping-pongs")

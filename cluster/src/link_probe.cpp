@@ -38,14 +38,20 @@ constexpr double kMaxIdleWindowS = 0.5;
 // 214 us; with 100, 311 to 324 us and 110 to 130 us in three (about 5 s more per rate).
 constexpr double kCpuSeriesSeconds = 1.0;
 constexpr int kMaxCpuRepetitions = 100;
-// Each transfer of the CPU series is a train of messages of the size, posted at once, up to
-// kTrainBytes in all and at most kMaxTrain of them, and its cost is divided among them: what one
-// exchange costs beyond its messages (each rank's waits and wake-ups, the reply) is not a
-// message's, as a step's messages follow each other while its ranks poll anyway. On a 2-vCPU AMD
-// EPYC guest a 64 KiB message cost 508 us (sender) and 316 us (receiver) alone at 1 Gbit, 114 and
-// 79 us in a train; on loopback 301 and 206 us alone, 59 and 39 us in a train.
+// Each transfer of the CPU series is a train of messages of the size, up to kTrainBytes in all
+// and at most kMaxTrain of them, and its cost is divided among them: what one exchange costs
+// beyond its messages (the reply, the waits for it) is not a message's. The sender posts them one
+// at a time, each kMessageSpacing after the previous one's send completed, as a step's pushes
+// follow the layers that produce them, so that each message wakes both ranks' message threads on
+// its own, which is most of what a message costs a computing core. On a 2-vCPU AMD EPYC guest at
+// 1 Gbit a 64 KiB message cost 114 us sent and 79 us received in a train posted at once, 508 and
+// 316 us alone with its exchange's reply, and 345 and 280 us one at a time (1 to 16 KiB: 77 to
+// 84 and 109 to 134 us); a cifar_allconv ps step's compute thread lost 45 to 290 us to each push
+// it handed over (the gaps between its kernels in the run's trace), which the costs of trains
+// posted at once left out.
 constexpr int64_t kTrainBytes = int64_t{4} << 20;
 constexpr int64_t kMaxTrain = 8;
+constexpr std::chrono::microseconds kMessageSpacing{2000};
 // The messages of the CPU series' train of `bytes`-sized messages.
 int64_t train_length(int64_t bytes) {
   return std::clamp(kTrainBytes / std::max<int64_t>(bytes, 1), int64_t{1}, kMaxTrain);
@@ -55,12 +61,15 @@ int64_t train_length(int64_t bytes) {
 constexpr double kWaitingWindowS = 0.1;
 constexpr int kWaitingRepetitions = 8;
 
-// One exchange: rank 0 posts each of `payloads` as a message of its own, all at once (any may be
-// empty), and waits for the reply; rank 1 receives them, each into its buffer, and replies with a
-// header only once all have arrived. Returns the elapsed time on this rank: on rank 0 from posting
-// to the reply's arrival, on rank 1 from posting the receives to the reply's departure.
+// One exchange: rank 0 posts each of `payloads` as a message of its own (any may be empty), all at
+// once or, with `spacing`, one at a time, each once the previous one's send completed and
+// `spacing` passed; it then waits for the reply. Rank 1 receives them, each into its buffer, and
+// replies with a header only once all have arrived. Returns the elapsed time on this rank: on
+// rank 0 from posting to the reply's arrival, on rank 1 from posting the receives to the reply's
+// departure.
 double exchange(Transport& t, std::vector<std::vector<char>>& payloads, int64_t item,
-                const Transport::Pause& pause = {}) {
+                const Transport::Pause& pause = {},
+                std::chrono::microseconds spacing = std::chrono::microseconds(0)) {
   std::vector<Transport::Handle> messages;
   const auto all_done = [&] {
     return std::all_of(messages.begin(), messages.end(),
@@ -68,6 +77,7 @@ double exchange(Transport& t, std::vector<std::vector<char>>& payloads, int64_t 
   };
   const auto release_all = [&] {
     for (const Transport::Handle h : messages) t.release(h);
+    messages.clear();
   };
   const auto pieces = [](std::vector<char>& payload) {
     std::vector<Piece> p;
@@ -77,8 +87,13 @@ double exchange(Transport& t, std::vector<std::vector<char>>& payloads, int64_t 
   const double start = monotonic_seconds();
   if (t.rank() == 0) {
     const Transport::Handle reply = t.receive(1, kReply, -1, {});
-    for (auto& payload : payloads) {
-      messages.push_back(t.send(1, kForward, -1, item, pieces(payload)));
+    for (size_t i = 0; i < payloads.size(); ++i) {
+      if (spacing.count() > 0 && i > 0) {
+        t.wait_until(all_done, 0.0, pause);
+        release_all();
+        std::this_thread::sleep_for(spacing);
+      }
+      messages.push_back(t.send(1, kForward, -1, item, pieces(payloads[i])));
     }
     t.wait_until(all_done, 0.0, pause);
     release_all();
@@ -203,7 +218,7 @@ std::vector<double> cpu_series(Transport& t, const Spinner& spinner,
     const int64_t messages = train_length(bytes);
     std::vector<std::vector<char>> train(static_cast<size_t>(messages),
                                          std::vector<char>(static_cast<size_t>(bytes), 1));
-    double previous = exchange(t, train, -1, computing);
+    double previous = exchange(t, train, -1, computing, kMessageSpacing);
     // Rank 0 decides how many repetitions, and tells rank 1 in each exchange's item (-1: stop).
     std::vector<double> times;
     double spent = 0.0;
@@ -215,7 +230,7 @@ std::vector<double> cpu_series(Transport& t, const Spinner& spinner,
           measure_idle(spinner, std::clamp(previous, kMinIdleWindowS, kMaxIdleWindowS));
       const uint64_t rounds_before = spinner.rounds();
       const double cpu_before = spinner.cpu_seconds();
-      const double elapsed = exchange(t, train, i, computing);
+      const double elapsed = exchange(t, train, i, computing, kMessageSpacing);
       times.push_back(lost_seconds(spinner, idle, rounds_before, cpu_before, elapsed) /
                       static_cast<double>(messages));
       previous = elapsed;
