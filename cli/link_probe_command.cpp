@@ -29,7 +29,8 @@ void add_link_probe_command(CLI::App& app, Action& action) {
   cmd->add_option("--repetitions", options->repetitions, "Transfers per size (median kept)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--sizes", options->sizes, "Payload sizes in bytes")
+  cmd->add_option("--sizes", options->sizes,
+                  "Payload sizes in bytes (default: 1 KiB to 16 MiB, each 4 times the last)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   auto no_cpu = std::make_shared<bool>(false);
   cmd->add_flag("--no-cpu", *no_cpu,

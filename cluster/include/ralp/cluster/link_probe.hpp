@@ -14,7 +14,7 @@ namespace ralp::cluster {
 
 struct LinkProbeOptions {
   // Payload sizes of the bulk transfers, in bytes (each also pays the transport's 24-byte header).
-  std::vector<int64_t> sizes = {65536, 262144, 1048576, 4194304, 16777216};
+  std::vector<int64_t> sizes = {1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
   int round_trips = 200;  // header-only ping-pongs for the round-trip time
   int repetitions = 5;    // transfers per size; the median is kept
   double timeout_s = 60;  // a silent peer fails the probe after this long
@@ -34,9 +34,10 @@ struct LinkProbePoint {
 
 // One size's CPU cost: while each rank runs a thread that computes without pause on the rank's
 // core, and waits for messages the way a rank does while it computes (Transport::backoff), rank 0
-// sends `messages` messages of `bytes` at once (a train: more of the smaller sizes, so that what
-// an exchange costs beyond its messages is spread over them) and rank 1 acknowledges them as
-// above. `sender_s` and `receiver_s` are the medians over the repetitions of the computation time
+// sends `messages` messages of `bytes` one at a time, each a moment after the previous one's send
+// completed, as a step's pushes follow its layers (a train: more of the smaller sizes, so that
+// what an exchange costs beyond its messages is spread over them), and rank 1 acknowledges them
+// as above. `sender_s` and `receiver_s` are the medians over the repetitions of the computation time
 // each rank's thread lost during one train, against its rate while the rank was idle just before,
 // divided by `messages`: the cost of one message.
 struct LinkProbeCpuPoint {
