@@ -117,19 +117,6 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   expect_nothing_left();
 }
 
-TEST_F(ValidateCommand, KilledRankEndsTheRunNamingIt) {
-  const auto start = std::chrono::steady_clock::now();
-  // Rank 1 (worker-0) dies in the forward pass of step 1, as a crash would: no MPI_Finalize.
-  const auto r = run_command("RALP_CLUSTER_FAULT=rank=1,step=1,phase=forward,kind=exit " +
-                             validate("--strategies ps --rates 1gbit"));
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("rank 1 (worker-0)"), std::string::npos) << r.err;
-  EXPECT_LT(took, kKilledRankLimitS);
-  expect_nothing_left();
-}
-
 // The process of rank `rank` of a `ralp cluster` run whose command line mentions `needle`; 0 if
 // none (yet).
 pid_t cluster_rank(const std::string& needle, int rank) {
@@ -152,10 +139,12 @@ pid_t cluster_rank(const std::string& needle, int rank) {
   return 0;
 }
 
-TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
-  const std::string log = (out_ / "killed.log").string();
-  const std::string command =
-      validate("--strategies ps --rates 100mbit", 50) + " >" + log + " 2>&1";
+// Runs `command` (a shell command line) in the background and waits for rank 1 of the ralp cluster
+// run whose command line mentions `needle` to start, its pid into `victim`: returns the shell's
+// pid and when the rank was first seen; pid 0 if the shell ended first (its status into `status`)
+// or no rank 1 came within two minutes (the run then stopped).
+std::pair<pid_t, std::chrono::steady_clock::time_point> start_until_rank_1(
+    const std::string& command, const std::string& needle, pid_t* victim, int* status) {
   const pid_t run = fork();
   if (run == 0) {
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
@@ -163,20 +152,64 @@ TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
   }
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::seconds(120);
+  *victim = 0;
+  bool ended = false;
+  while (*victim == 0 && !ended && Clock::now() < give_up) {
+    *victim = cluster_rank(needle, 1);
+    if (*victim == 0) usleep(50 * 1000);
+    ended = waitpid(run, status, WNOHANG) == run;
+  }
+  if (!ended && *victim == 0) {
+    kill(run, SIGTERM);  // validate cleans up on SIGTERM
+    waitpid(run, status, 0);
+  }
+  return {*victim != 0 ? run : 0, Clock::now()};
+}
+
+// Waits up to two minutes for the shell `run` to end; returns whether it did.
+bool wait_for(pid_t run, int* status) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (waitpid(run, status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    usleep(50 * 1000);
+  }
+  return true;
+}
+
+TEST_F(ValidateCommand, KilledRankEndsTheRunNamingIt) {
+  // Rank 1 (worker-0) dies in the forward pass of step 1, as a crash would: no MPI_Finalize. The
+  // time counts from the cluster run's start, which set-up and the link probe precede.
+  const std::string log = (out_ / "exited.log").string();
+  const std::string command = "RALP_CLUSTER_FAULT=rank=1,step=1,phase=forward,kind=exit " +
+                              validate("--strategies ps --rates 1gbit") + " >" + log + " 2>&1";
   pid_t victim = 0;
   int status = 0;
-  bool ended = false;
-  while (victim == 0 && !ended && Clock::now() < give_up) {
-    victim = cluster_rank((out_ / "run").string(), 1);
-    if (victim == 0) usleep(50 * 1000);
-    ended = waitpid(run, &status, WNOHANG) == run;
-  }
-  ASSERT_NE(victim, 0) << ralp::testing::read_file(log);
+  const auto [run, seen] = start_until_rank_1(command, (out_ / "run").string(), &victim, &status);
+  ASSERT_NE(run, 0) << ralp::testing::read_file(log);
+  ASSERT_TRUE(wait_for(run, &status)) << ralp::testing::read_file(log);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - seen).count();
+  const std::string out = ralp::testing::read_file(log);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << out;
+  EXPECT_NE(out.find("rank 1 (worker-0)"), std::string::npos) << out;
+  EXPECT_LT(took, kKilledRankLimitS);
+  expect_nothing_left();
+}
+
+TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
+  const std::string log = (out_ / "killed.log").string();
+  const std::string command =
+      validate("--strategies ps --rates 100mbit", 50) + " >" + log + " 2>&1";
+  pid_t victim = 0;
+  int status = 0;
+  const auto run = start_until_rank_1(command, (out_ / "run").string(), &victim, &status).first;
+  ASSERT_NE(run, 0) << ralp::testing::read_file(log);
   usleep(1000 * 1000);  // into set-up or training
   ASSERT_EQ(kill(victim, SIGKILL), 0);
-  const auto killed_at = Clock::now();
-  while (waitpid(run, &status, WNOHANG) == 0 && Clock::now() < give_up) usleep(50 * 1000);
-  const double took = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for(run, &status)) << ralp::testing::read_file(log);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   EXPECT_LT(took, kKilledRankLimitS);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
   const std::string out = ralp::testing::read_file(log);
