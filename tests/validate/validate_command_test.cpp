@@ -139,31 +139,40 @@ pid_t cluster_rank(const std::string& needle, int rank) {
   return 0;
 }
 
-// Runs `command` (a shell command line) in the background and waits for rank 1 of the ralp cluster
-// run whose command line mentions `needle` to start, its pid into `victim`: returns the shell's
-// pid and when the rank was first seen; pid 0 if the shell ended first (its status into `status`)
-// or no rank 1 came within two minutes (the run then stopped).
-std::pair<pid_t, std::chrono::steady_clock::time_point> start_until_rank_1(
-    const std::string& command, const std::string& needle, pid_t* victim, int* status) {
-  const pid_t run = fork();
-  if (run == 0) {
+// A validate run started in the background, up to its cluster run's rank 1.
+struct Started {
+  pid_t shell = 0;  // 0: the run ended before rank 1 came, or none came within two minutes
+  pid_t rank_1 = 0;
+  std::chrono::steady_clock::time_point seen;  // when rank 1 was first seen
+  int status = 0;  // the shell's, once it ended
+};
+
+// Runs `command` (a shell command line) in the background and waits for rank 1 of the ralp
+// cluster run whose command line mentions `needle` to start; stops the run if none comes.
+Started start_until_rank_1(const std::string& command, const std::string& needle) {
+  Started s;
+  s.shell = fork();
+  if (s.shell == 0) {
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   using Clock = std::chrono::steady_clock;
   const auto give_up = Clock::now() + std::chrono::seconds(120);
-  *victim = 0;
   bool ended = false;
-  while (*victim == 0 && !ended && Clock::now() < give_up) {
-    *victim = cluster_rank(needle, 1);
-    if (*victim == 0) usleep(50 * 1000);
-    ended = waitpid(run, status, WNOHANG) == run;
+  while (s.rank_1 == 0 && !ended && Clock::now() < give_up) {
+    s.rank_1 = cluster_rank(needle, 1);
+    if (s.rank_1 == 0) usleep(50 * 1000);
+    ended = waitpid(s.shell, &s.status, WNOHANG) == s.shell;
   }
-  if (!ended && *victim == 0) {
-    kill(run, SIGTERM);  // validate cleans up on SIGTERM
-    waitpid(run, status, 0);
+  s.seen = Clock::now();
+  if (s.rank_1 == 0) {
+    if (!ended) {
+      kill(s.shell, SIGTERM);  // validate cleans up on SIGTERM
+      waitpid(s.shell, &s.status, 0);
+    }
+    s.shell = 0;
   }
-  return {*victim != 0 ? run : 0, Clock::now()};
+  return s;
 }
 
 // Waits up to two minutes for the shell `run` to end; returns whether it did.
@@ -182,15 +191,13 @@ TEST_F(ValidateCommand, KilledRankEndsTheRunNamingIt) {
   const std::string log = (out_ / "exited.log").string();
   const std::string command = "RALP_CLUSTER_FAULT=rank=1,step=1,phase=forward,kind=exit " +
                               validate("--strategies ps --rates 1gbit") + " >" + log + " 2>&1";
-  pid_t victim = 0;
-  int status = 0;
-  const auto [run, seen] = start_until_rank_1(command, (out_ / "run").string(), &victim, &status);
-  ASSERT_NE(run, 0) << ralp::testing::read_file(log);
-  ASSERT_TRUE(wait_for(run, &status)) << ralp::testing::read_file(log);
+  Started run = start_until_rank_1(command, (out_ / "run").string());
+  ASSERT_NE(run.shell, 0) << ralp::testing::read_file(log);
+  ASSERT_TRUE(wait_for(run.shell, &run.status)) << ralp::testing::read_file(log);
   const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - seen).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - run.seen).count();
   const std::string out = ralp::testing::read_file(log);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << out;
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 1) << out;
   EXPECT_NE(out.find("rank 1 (worker-0)"), std::string::npos) << out;
   EXPECT_LT(took, kKilledRankLimitS);
   expect_nothing_left();
@@ -200,18 +207,16 @@ TEST_F(ValidateCommand, SigkilledRankEndsTheRunNamingIt) {
   const std::string log = (out_ / "killed.log").string();
   const std::string command =
       validate("--strategies ps --rates 100mbit", 50) + " >" + log + " 2>&1";
-  pid_t victim = 0;
-  int status = 0;
-  const auto run = start_until_rank_1(command, (out_ / "run").string(), &victim, &status).first;
-  ASSERT_NE(run, 0) << ralp::testing::read_file(log);
+  Started run = start_until_rank_1(command, (out_ / "run").string());
+  ASSERT_NE(run.shell, 0) << ralp::testing::read_file(log);
   usleep(1000 * 1000);  // into set-up or training
-  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  ASSERT_EQ(kill(run.rank_1, SIGKILL), 0);
   const auto killed_at = std::chrono::steady_clock::now();
-  ASSERT_TRUE(wait_for(run, &status)) << ralp::testing::read_file(log);
+  ASSERT_TRUE(wait_for(run.shell, &run.status)) << ralp::testing::read_file(log);
   const double took =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   EXPECT_LT(took, kKilledRankLimitS);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 1);
   const std::string out = ralp::testing::read_file(log);
   // mpirun names the killed rank, or, when the other rank was sending to it and aborted on the
   // reset first, validate does from that rank's report.
