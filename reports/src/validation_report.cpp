@@ -219,6 +219,37 @@ std::string validation_markdown(const Json& run, const std::string& plot,
         "where this spread is near the target, the target cannot be judged on this machine.");
   }
 
+  // Older results lack it.
+  if (run.contains("kernel_speed") &&
+      !at(at(run, "kernel_speed", ""), "bins", "/kernel_speed").empty()) {
+    const Json& speed = at(run, "kernel_speed", "");
+    doc.heading(3, "Kernel speed in the runs");
+    std::vector<std::vector<std::string>> speed_rows;
+    i = 0;
+    for (const Json& b : at(speed, "bins", "/kernel_speed")) {
+      const std::string path = "/kernel_speed/bins/" + std::to_string(i++);
+      const double from = num(b, "busy_from", path) * 100;
+      const double to = num(b, "busy_to", path) * 100;
+      speed_rows.push_back({to >= 100 ? fixed(from, 0) + "% or more"
+                                      : fixed(from, 0) + "-" + fixed(to, 0) + "%",
+                            str(b, "hosts", path), fixed(num(b, "median_ratio", path), 2),
+                            fixed(num(b, "min_ratio", path), 2) + " - " +
+                                fixed(num(b, "max_ratio", path), 2)});
+    }
+    doc.table({"core busy, share of the step", "ranks", "run / profile, median", "range"},
+              speed_rows, {A::left, A::right, A::right, A::right});
+    doc.paragraph(
+        "For each rank of a point that pinned every rank to a core of its own, with at least " +
+        ms(num(speed, "min_compute_s", "/kernel_speed")) +
+        " ms of predicted compute a step: the time its device operations took in the run (the "
+        "replay's compute, from their CPU times) over the time the profile gives them (the "
+        "prediction's compute, on the same schedule), grouped by the share of the measured step "
+        "its core spent in them. The profile times kernels on a core that computes without a "
+        "pause. A ratio above 1 is time the run's kernels took that the prediction could not "
+        "know; one that grows as the share falls says this machine runs kernels slower on a core "
+        "that mostly waits.");
+  }
+
   doc.heading(2, "Calibration used");
   const Json& profile = at(run, "profile", "");
   std::vector<std::string> items = {

@@ -109,6 +109,31 @@ TEST(ValidationReport, SummaryPlotCalibrationAndPoints) {
   EXPECT_THROW(validation_markdown(broken, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, KernelSpeedByHowBusyTheCoreWas) {
+  // Older results, and runs with no pinned rank that computed, have no section.
+  EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("Kernel speed"),
+            std::string::npos);
+  Json doc = run_document();
+  doc["kernel_speed"] = {{"min_compute_s", 0.001}, {"bins", Json::array()}};
+  EXPECT_EQ(validation_markdown(doc, "pvm", std::nullopt).find("Kernel speed"), std::string::npos);
+  doc["kernel_speed"]["bins"] = {{{"busy_from", 0.75}, {"busy_to", 1.0}, {"hosts", 3},
+                                  {"median_ratio", 1.01}, {"min_ratio", 0.93}, {"max_ratio", 1.04}},
+                                 {{"busy_from", 0.0}, {"busy_to", 0.1}, {"hosts", 2},
+                                  {"median_ratio", 1.7}, {"min_ratio", 1.6}, {"max_ratio", 1.84}}};
+  const std::string md = validation_markdown(doc, "pvm", std::nullopt);
+  EXPECT_NE(md.find("### Kernel speed in the runs"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 75% or more | 3 | 1.01 | 0.93 - 1.04 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0-10% | 2 | 1.70 | 1.60 - 1.84 |\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("at least 1.00 ms of predicted compute"), std::string::npos) << md;
+  doc["kernel_speed"]["bins"][1].erase("median_ratio");
+  try {
+    validation_markdown(doc, "pvm", std::nullopt);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/kernel_speed/bins/1/median_ratio");
+  }
+}
+
 TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
   EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("measured again"),
             std::string::npos);

@@ -1,6 +1,8 @@
 // Reading results, errors, summaries, failure messages, the link fit and profile checks.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "ralp/validate/comparison.hpp"
 #include "ralp/validate/link_fit.hpp"
 #include "ralp/validate/validate_run.hpp"
@@ -132,6 +134,76 @@ TEST(Comparison, PassesCombineIntoTheirMeansAndTheirSpread) {
   // The spread between passes summarises as the errors do.
   const auto s = summarise({c}, &PointComparison::pass_spread_pct);
   EXPECT_NEAR(s.back().max_abs_error_pct, 22.222, 1e-3);
+}
+
+TEST(Comparison, ReadsEachHostsCompute) {
+  Json r = result(0.05, 1.0);
+  r["hosts"][0]["split"] = {{"compute_s", 0.004}, {"communication_s", 0.0}, {"waiting_s", 0.0}};
+  r["hosts"][1]["split"] = {{"compute_s", 0.02}, {"communication_s", 0.0}, {"waiting_s", 0.0}};
+  EXPECT_EQ(host_computes(r, "m.json"),
+            (std::vector<HostCompute>{{"ps-0", 0.004}, {"worker-0", 0.02}}));
+  EXPECT_EQ(measured_figures(r, "m.json").hosts.size(), 2u);
+  r["hosts"][1]["split"].erase("compute_s");
+  try {
+    host_computes(r, "m.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "m.json");
+    EXPECT_EQ(e.path(), "/hosts/1/split/compute_s");
+  }
+}
+
+// A pinned point whose hosts computed `measured` s of a `step` s step, `predicted` s in the
+// prediction and `replayed` s in the replay.
+PointComparison computed(
+    double step, const std::vector<std::tuple<std::string, double, double, double>>& hosts) {
+  PointComparison p = point("ralp", step, step);
+  p.pinned = true;
+  for (const auto& [name, measured, predicted, replayed] : hosts) {
+    p.measured.hosts.push_back({name, measured});
+    p.predicted.hosts.push_back({name, predicted});
+    p.replayed.hosts.push_back({name, replayed});
+  }
+  return p;
+}
+
+TEST(Comparison, KernelSpeedIsTheReplayOverThePredictionByHowBusyTheCoreWas) {
+  std::vector<PointComparison> points = {
+      // Busy 90% and 50%: kernels as the profile, and 1.2 times its time.
+      computed(0.100, {{"worker-0", 0.090, 0.090, 0.090}, {"ps-0", 0.050, 0.040, 0.048}}),
+      // Busy 5%: 1.5 times; ps-0 computed under the threshold and is left out.
+      computed(1.000, {{"worker-0", 0.050, 0.030, 0.045}, {"ps-0", 0.0005, 0.0004, 0.0008}}),
+      // Busy 80%: 0.9 times.
+      computed(0.050, {{"worker-0", 0.040, 0.040, 0.036}})};
+  // A point whose ranks shared cores says nothing about one core's speed.
+  PointComparison shared = computed(0.100, {{"worker-0", 0.050, 0.010, 0.030}});
+  shared.pinned = false;
+  points.push_back(shared);
+  const std::vector<KernelSpeedBin> bins = kernel_speed(points);
+  ASSERT_EQ(bins.size(), 3u);
+  EXPECT_DOUBLE_EQ(bins[0].busy_from, 0.75);  // busiest first
+  EXPECT_DOUBLE_EQ(bins[0].busy_to, 1.0);
+  EXPECT_EQ(bins[0].hosts, 2u);
+  EXPECT_NEAR(bins[0].median_ratio, 0.95, 1e-12);  // of 1.0 and 0.9
+  EXPECT_NEAR(bins[0].min_ratio, 0.9, 1e-12);
+  EXPECT_NEAR(bins[0].max_ratio, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(bins[1].busy_from, 0.4);
+  EXPECT_DOUBLE_EQ(bins[1].busy_to, 0.75);
+  EXPECT_NEAR(bins[1].median_ratio, 1.2, 1e-12);
+  EXPECT_DOUBLE_EQ(bins[2].busy_from, 0.0);  // no host was 10-40% busy
+  EXPECT_EQ(bins[2].hosts, 1u);
+  EXPECT_NEAR(bins[2].median_ratio, 1.5, 1e-12);
+  EXPECT_EQ(to_json(bins[2]).at("hosts").get<size_t>(), 1u);
+  EXPECT_TRUE(kernel_speed({shared}).empty());
+}
+
+TEST(Comparison, PassesAverageEachHostsCompute) {
+  PointComparison a = computed(0.100, {{"ps-0", 0.010, 0.008, 0.012}});
+  PointComparison b = computed(0.100, {{"ps-0", 0.020, 0.008, 0.016}});
+  const PointComparison c = combine_passes({a, b});
+  EXPECT_EQ(c.measured.hosts, (std::vector<HostCompute>{{"ps-0", 0.015}}));
+  EXPECT_NEAR(c.replayed.hosts.at(0).compute_s, 0.014, 1e-12);
+  EXPECT_EQ(to_json(c).at("measured").at("hosts").at(0).at("name"), "ps-0");
 }
 
 TEST(LinkFit, RecoversGoodputAndFixedCost) {

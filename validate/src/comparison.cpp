@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace ralp::validate {
@@ -38,11 +39,16 @@ Json split_json(const RoleSplit& s) {
 }
 
 Json figures_json(const PointFigures& f, bool with_spread) {
+  Json hosts = Json::array();
+  for (const HostCompute& h : f.hosts) {
+    hosts.push_back({{"name", h.name}, {"compute_s", h.compute_s}});
+  }
   Json j = {{"step_time_s", f.step_time_s},
             {"worker", split_json(f.worker)},
             {"ps_busy_s", f.ps_busy_s},
             {"ps-0", {{"bytes_in", f.ps0.in}, {"bytes_out", f.ps0.out}}},
-            {"worker-0", {{"bytes_in", f.worker0.in}, {"bytes_out", f.worker0.out}}}};
+            {"worker-0", {{"bytes_in", f.worker0.in}, {"bytes_out", f.worker0.out}}},
+            {"hosts", hosts}};
   if (with_spread) j["spread_s"] = f.spread_s;
   return j;
 }
@@ -96,6 +102,27 @@ HostBytes host_bytes(const Json& result, const std::string& host, const std::str
   return {};
 }
 
+std::vector<HostCompute> host_computes(const Json& result, const std::string& label) {
+  if (!result.contains("hosts") || !result.at("hosts").is_array()) {
+    throw InputError(label, "/hosts", "expected an array of hosts");
+  }
+  std::vector<HostCompute> out;
+  size_t i = 0;
+  for (const Json& h : result.at("hosts")) {
+    const std::string path = "/hosts/" + std::to_string(i++);
+    if (!h.is_object() || !h.contains("name") || !h.at("name").is_string()) {
+      throw InputError(label, path + "/name", "expected a host name");
+    }
+    if (!h.contains("split")) throw InputError(label, path + "/split", "is missing");
+    try {
+      out.push_back({h.at("name").get<std::string>(), number_at(h, {"split", "compute_s"}, label)});
+    } catch (const InputError& e) {
+      throw InputError(label, path + e.path(), e.problem());
+    }
+  }
+  return out;
+}
+
 std::string predicted_profile(const Json& result) {
   if (!result.contains("compute_times") || !result.at("compute_times").is_object()) return "";
   const Json& w = result.at("compute_times").value("worker", Json::object());
@@ -115,6 +142,7 @@ PointFigures measured_figures(const Json& result, const std::string& label) {
   f.ps_busy_s = ps_busy_s(result, label);
   f.ps0 = host_bytes(result, "ps-0", label);
   f.worker0 = host_bytes(result, "worker-0", label);
+  f.hosts = host_computes(result, label);
   return f;
 }
 
@@ -125,6 +153,7 @@ PointFigures predicted_figures(const Json& result, const std::string& label) {
   f.ps_busy_s = ps_busy_s(result, label);
   f.ps0 = host_bytes(result, "ps-0", label);
   f.worker0 = host_bytes(result, "worker-0", label);
+  f.hosts = host_computes(result, label);
   return f;
 }
 
@@ -158,6 +187,12 @@ void add_scaled(PointFigures& into, const PointFigures& f, double weight) {
   into.ps0.out += weight * f.ps0.out;
   into.worker0.in += weight * f.worker0.in;
   into.worker0.out += weight * f.worker0.out;
+  for (const HostCompute& h : f.hosts) {
+    auto it = std::find_if(into.hosts.begin(), into.hosts.end(),
+                           [&](const HostCompute& x) { return x.name == h.name; });
+    if (it == into.hosts.end()) it = into.hosts.insert(into.hosts.end(), {h.name, 0.0});
+    it->compute_s += weight * h.compute_s;
+  }
 }
 
 }  // namespace
@@ -241,6 +276,47 @@ Json to_json(const PointComparison& p) {
           {"pass_predicted_step_times_s", p.pass_predicted_step_times_s},
           {"pass_spread_pct", p.pass_step_times_s.size() < 2 ? Json(nullptr)
                                                              : Json(p.pass_spread_pct())}};
+}
+
+std::vector<KernelSpeedBin> kernel_speed(const std::vector<PointComparison>& points) {
+  constexpr size_t kBins = std::size(kKernelSpeedBusyEdges);
+  std::vector<std::vector<double>> ratios(kBins);
+  const auto compute_of = [](const PointFigures& f, const std::string& host) -> const HostCompute* {
+    const auto it = std::find_if(f.hosts.begin(), f.hosts.end(),
+                                 [&](const HostCompute& h) { return h.name == host; });
+    return it == f.hosts.end() ? nullptr : &*it;
+  };
+  for (const PointComparison& p : points) {
+    if (!p.pinned || !(p.measured.step_time_s > 0.0)) continue;
+    for (const HostCompute& predicted : p.predicted.hosts) {
+      const HostCompute* replayed = compute_of(p.replayed, predicted.name);
+      const HostCompute* measured = compute_of(p.measured, predicted.name);
+      if (!replayed || !measured || predicted.compute_s < kKernelSpeedMinComputeS) continue;
+      const double busy = measured->compute_s / p.measured.step_time_s;
+      size_t bin = 0;
+      while (bin + 1 < kBins && busy >= kKernelSpeedBusyEdges[bin + 1]) ++bin;
+      ratios[bin].push_back(replayed->compute_s / predicted.compute_s);
+    }
+  }
+  std::vector<KernelSpeedBin> out;
+  for (size_t bin = kBins; bin-- > 0;) {
+    const std::vector<double>& r = ratios[bin];
+    if (r.empty()) continue;
+    const auto [low, high] = std::minmax_element(r.begin(), r.end());
+    out.push_back({.busy_from = kKernelSpeedBusyEdges[bin],
+                   .busy_to = bin + 1 < kBins ? kKernelSpeedBusyEdges[bin + 1] : 1.0,
+                   .hosts = r.size(),
+                   .median_ratio = median_of(r),
+                   .min_ratio = *low,
+                   .max_ratio = *high});
+  }
+  return out;
+}
+
+Json to_json(const KernelSpeedBin& b) {
+  return {{"busy_from", b.busy_from},   {"busy_to", b.busy_to},
+          {"hosts", b.hosts},           {"median_ratio", b.median_ratio},
+          {"min_ratio", b.min_ratio},   {"max_ratio", b.max_ratio}};
 }
 
 Json to_json(const ErrorSummary& s) {

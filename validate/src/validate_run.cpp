@@ -647,6 +647,7 @@ ValidationRun Runner::run() {
   run.summary = summarise(run.points);
   run.replay_summary = summarise(run.points, &PointComparison::replay_error_pct);
   if (passes > 1) run.repeatability = summarise(run.points, &PointComparison::pass_spread_pct);
+  run.kernel_speed = kernel_speed(run.points);
 
   // This machine's speed can move within minutes; the same kernels measured again after the last
   // point say by how much it moved while the points ran.
@@ -838,6 +839,8 @@ Json to_json(const ValidationRun& run) {
   for (const auto& s : run.replay_summary) replay_summary.push_back(to_json(s));
   Json repeatability = Json::array();
   for (const auto& s : run.repeatability) repeatability.push_back(to_json(s));
+  Json kernel_speed = {{"min_compute_s", kKernelSpeedMinComputeS}, {"bins", Json::array()}};
+  for (const auto& b : run.kernel_speed) kernel_speed["bins"].push_back(to_json(b));
   const auto profile_json = [](const ProfileChoice& p) {
     Json provenance = Json::object();
     for (const auto& [k, v] : p.provenance) provenance[k] = v;
@@ -874,6 +877,7 @@ Json to_json(const ValidationRun& run) {
           {"replay_summary", replay_summary},
           {"passes", run.passes},
           {"repeatability", repeatability},
+          {"kernel_speed", kernel_speed},
           {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},
           {"loadavg_start", run.loadavg_start},
           {"loadavg_end", run.loadavg_end},

@@ -25,6 +25,13 @@ struct HostBytes {
   friend bool operator==(const HostBytes&, const HostBytes&) = default;
 };
 
+// One host's time per step in device operations (its split's compute_s).
+struct HostCompute {
+  std::string name;
+  double compute_s = 0.0;
+  friend bool operator==(const HostCompute&, const HostCompute&) = default;
+};
+
 // The one strategy result of a document ({"results": [r]}); throws InputError naming `label`
 // when there is not exactly one.
 const Json& only_result(const Json& document, const std::string& label);
@@ -37,6 +44,7 @@ double predicted_step_time_s(const Json& result, const std::string& label);   //
 RoleSplit worker_split(const Json& result, const std::string& label);  // the workers' mean
 double ps_busy_s(const Json& result, const std::string& label);        // ps-0 compute + aggregation
 HostBytes host_bytes(const Json& result, const std::string& host, const std::string& label);
+std::vector<HostCompute> host_computes(const Json& result, const std::string& label);  // in order
 // The profile the simulator's compute times came from ("name (source)"); "" when absent.
 std::string predicted_profile(const Json& result);
 
@@ -48,6 +56,7 @@ struct PointFigures {
   double ps_busy_s = 0.0;
   HostBytes ps0;       // zero for a layout without a PS
   HostBytes worker0;
+  std::vector<HostCompute> hosts;  // every host's, in the result's order
 };
 
 struct PointComparison {
@@ -113,7 +122,27 @@ inline constexpr double kTargetMedianPct = 3.0;
 inline constexpr double kTargetMaxPct = 8.0;
 bool meets_target(const ErrorSummary& overall);
 
+// How long the kernels took in the runs against the profile, by how busy their core was. For
+// each host of a pinned point (a core of its own) with at least kKernelSpeedMinComputeS of
+// predicted compute a step: its replayed compute over its predicted compute (the run's CPU times
+// of its device operations over the profile's, on the same schedule), binned by its measured
+// compute's share of the measured step.
+struct KernelSpeedBin {
+  double busy_from = 0.0;  // the bin holds shares in [busy_from, busy_to); the last up to any
+  double busy_to = 0.0;
+  size_t hosts = 0;
+  double median_ratio = 0.0;
+  double min_ratio = 0.0;
+  double max_ratio = 0.0;
+};
+inline constexpr double kKernelSpeedMinComputeS = 1e-3;
+// The bins' lower edges, ascending; the last bin ends at 1 (busy all the step).
+inline constexpr double kKernelSpeedBusyEdges[] = {0.0, 0.1, 0.4, 0.75};
+// The bins, busiest first, empty ones left out.
+std::vector<KernelSpeedBin> kernel_speed(const std::vector<PointComparison>& points);
+
 Json to_json(const PointComparison& point);
 Json to_json(const ErrorSummary& summary);
+Json to_json(const KernelSpeedBin& bin);
 
 }  // namespace ralp::validate

@@ -98,6 +98,7 @@ struct ValidationRun {
   // Median and largest spread of each point's step time between passes (pass_spread_pct); empty
   // with one pass.
   std::vector<ErrorSummary> repeatability;
+  std::vector<KernelSpeedBin> kernel_speed;  // the runs' kernel times against the profile's
   std::vector<SpeedCheck> speed_checks;
   std::filesystem::path speed_check_profile;  // the kernels measured again after the grid
   std::string speed_check_steal_pct;  // its provenance's steal_pct, empty when it has none
