@@ -171,6 +171,17 @@ void print_table(const validate::ValidationRun& run) {
     }
     std::cout << "\n";
   }
+  if (!run.kernel_speed.empty()) {
+    std::cout << "Kernel speed in the runs (each pinned rank's kernel time over the profile's, "
+                 "median, by the share of the step its core computed):";
+    for (const auto& b : run.kernel_speed) {
+      std::cout << " " << fixed(b.busy_from * 100, 0)
+                << (b.busy_to >= 1.0 ? "%+" : "-" + fixed(b.busy_to * 100, 0) + "%") << ": "
+                << fixed(b.median_ratio, 2) << " (" << b.hosts << (b.hosts == 1 ? " rank" : " ranks")
+                << ");";
+    }
+    std::cout << "\n";
+  }
 }
 
 std::map<std::string, std::string> host_identity(int threads) {

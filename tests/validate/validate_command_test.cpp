@@ -108,9 +108,25 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_GT(doc["speed_check"]["models"][0]["end_s"].get<double>(), 0.0);
   EXPECT_TRUE(fs::exists(out_ / "run/validate-cpu-1t-end.json"));
   EXPECT_NE(r.out.find("Machine speed"), std::string::npos) << r.out;
+  // Every host's compute per step, and the kernels' speed by how busy their core was: the
+  // workers' (ps-0's update takes well under the 1 ms threshold; it computes nothing in allreduce).
+  for (const auto& p : doc["points"]) {
+    for (const char* figures : {"measured", "predicted", "replayed"}) {
+      ASSERT_EQ(p[figures]["hosts"].size(), 2u) << figures;
+      EXPECT_GE(p[figures]["hosts"][1]["compute_s"].get<double>(), 0.0);
+    }
+  }
+  size_t ranks = 0;
+  for (const auto& b : doc["kernel_speed"]["bins"]) {
+    ranks += b["hosts"].get<size_t>();
+    EXPECT_GT(b["median_ratio"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(ranks, 3u) << doc["kernel_speed"].dump();
+  EXPECT_NE(r.out.find("Kernel speed in the runs"), std::string::npos) << r.out;
   const std::string report = ralp::testing::read_file((out_ / "run/report.md").string());
   EXPECT_NE(report.find("## Accuracy"), std::string::npos);
   EXPECT_NE(report.find("speed during the run"), std::string::npos);
+  EXPECT_NE(report.find("### Kernel speed in the runs"), std::string::npos);
   EXPECT_NE(report.find(doc["profile"]["name"].get<std::string>()), std::string::npos);
   EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.svg"));
   EXPECT_TRUE(fs::exists(out_ / "run/predicted-vs-measured.png"));
