@@ -48,6 +48,32 @@ std::string ms(double s) {
   return fixed(v, v < 10 ? 2 : 1);
 }
 
+// Each host's replayed compute over its predicted compute, for a point whose ranks had a core
+// each: "ps-0 1.37, worker-0 1.06" (hosts under `min_compute_s` of predicted compute left out);
+// "-" where ranks shared cores or the results predate the hosts' compute.
+std::string kernel_ratios(const Json& p, double min_compute_s, const std::string& path) {
+  if (!at(p, "pinned", path).get<bool>() || !p.contains("replayed")) return "-";
+  const Json& predicted = at(p, "predicted", path);
+  const Json& replayed = at(p, "replayed", path);
+  if (!predicted.contains("hosts") || !replayed.contains("hosts")) return "-";
+  std::string text;
+  size_t i = 0;
+  for (const Json& h : at(predicted, "hosts", path + "/predicted")) {
+    const std::string hp = path + "/predicted/hosts/" + std::to_string(i++);
+    const std::string name = str(h, "name", hp);
+    const double compute = num(h, "compute_s", hp);
+    if (compute < min_compute_s) continue;
+    size_t j = 0;
+    for (const Json& r : at(replayed, "hosts", path + "/replayed")) {
+      const std::string rp = path + "/replayed/hosts/" + std::to_string(j++);
+      if (str(r, "name", rp) != name) continue;
+      if (!text.empty()) text += ", ";
+      text += name + " " + fixed(num(r, "compute_s", rp) / compute, 2);
+    }
+  }
+  return text.empty() ? "-" : text;
+}
+
 std::string split(const Json& f, const std::string& path) {
   const Json& w = at(f, "worker", path);
   const std::string p = path + "/worker";
@@ -378,6 +404,10 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "for most of the step.");
 
   doc.heading(2, "Points");
+  const double min_compute_s =
+      run.contains("kernel_speed")
+          ? num(at(run, "kernel_speed", ""), "min_compute_s", "/kernel_speed")
+          : 0.0;
   std::vector<std::vector<std::string>> point_rows;
   i = 0;
   for (const Json& p : at(run, "points", "")) {
@@ -398,6 +428,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
          bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
          bytes_in(m, "worker-0", path + "/measured") + " / " +
              bytes_in(q, "worker-0", path + "/predicted"),
+         kernel_ratios(p, min_compute_s, path),
          p.contains("steal_pct") && !p.at("steal_pct").is_null()
              ? fixed(num(p, "steal_pct", path), 1) + "%"
              : std::string("-")});
@@ -406,7 +437,8 @@ std::string validation_markdown(const Json& run, const std::string& plot,
   std::vector<std::string> header = {
       "model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms", "error",
       "replayed ms (error)", "worker compute / comm / wait ms, measured", "same, predicted",
-      "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p", "steal"};
+      "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p",
+      "kernels, run / profile", "steal"};
   if (passes > 1) header.insert(header.begin() + 6, "each pass ms, measured (predicted)");
   doc.table(header, point_rows, {A::left, A::left, A::left, A::left});
   doc.paragraph(
@@ -417,6 +449,9 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                                "passes; every pass runs the first pass's steps; each pass's "
                                "files are in points/ID (the first) and points/ID/pass-N."
                              : "") +
+      " Kernels, run / profile: each rank's replayed compute over its predicted compute (the "
+      "run's CPU times of its device operations over the profile's), where every rank had a "
+      "core of its own."
       " Steal: the share of the time the ranks' cores wanted "
       "to run that the hypervisor gave to other guests while the run ran (/proc/stat), time the "
       "kernels lost that no profile measured beforehand can know.");
