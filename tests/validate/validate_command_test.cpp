@@ -108,8 +108,9 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_GT(doc["speed_check"]["models"][0]["end_s"].get<double>(), 0.0);
   EXPECT_TRUE(fs::exists(out_ / "run/validate-cpu-1t-end.json"));
   EXPECT_NE(r.out.find("Machine speed"), std::string::npos) << r.out;
-  // Every host's compute per step, and the kernels' speed by how busy their core was: the
-  // workers' (ps-0's update takes well under the 1 ms threshold; it computes nothing in allreduce).
+  // Every host's compute per step, and the kernels' speed by how busy their core was: the three
+  // workers', and ps-0's in ps only on a machine slow enough for its update to take 1 ms (it
+  // computes nothing in allreduce).
   for (const auto& p : doc["points"]) {
     for (const char* figures : {"measured", "predicted", "replayed"}) {
       ASSERT_EQ(p[figures]["hosts"].size(), 2u) << figures;
@@ -121,7 +122,8 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
     ranks += b["hosts"].get<size_t>();
     EXPECT_GT(b["median_ratio"].get<double>(), 0.0);
   }
-  EXPECT_EQ(ranks, 3u) << doc["kernel_speed"].dump();
+  EXPECT_GE(ranks, 3u) << doc["kernel_speed"].dump();
+  EXPECT_LE(ranks, 4u) << doc["kernel_speed"].dump();
   EXPECT_NE(r.out.find("Kernel speed in the runs"), std::string::npos) << r.out;
   const std::string report = ralp::testing::read_file((out_ / "run/report.md").string());
   EXPECT_NE(report.find("## Accuracy"), std::string::npos);
