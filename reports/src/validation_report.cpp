@@ -48,28 +48,16 @@ std::string ms(double s) {
   return fixed(v, v < 10 ? 2 : 1);
 }
 
-// Each host's replayed compute over its predicted compute, for a point whose ranks had a core
-// each: "ps-0 1.37, worker-0 1.06" (hosts under `min_compute_s` of predicted compute left out);
-// "-" where ranks shared cores or the results predate the hosts' compute.
-std::string kernel_ratios(const Json& p, double min_compute_s, const std::string& path) {
-  if (!at(p, "pinned", path).get<bool>() || !p.contains("replayed")) return "-";
-  const Json& predicted = at(p, "predicted", path);
-  const Json& replayed = at(p, "replayed", path);
-  if (!predicted.contains("hosts") || !replayed.contains("hosts")) return "-";
+// A point's ranks' kernels, run over profile: "ps-0 1.37, worker-0 1.06"; "-" where it has none
+// (ranks that shared cores, or results that predate them).
+std::string kernel_ratios(const Json& p, const std::string& path) {
+  if (!p.contains("kernel_speeds")) return "-";
   std::string text;
   size_t i = 0;
-  for (const Json& h : at(predicted, "hosts", path + "/predicted")) {
-    const std::string hp = path + "/predicted/hosts/" + std::to_string(i++);
-    const std::string name = str(h, "name", hp);
-    const double compute = num(h, "compute_s", hp);
-    if (compute < min_compute_s) continue;
-    size_t j = 0;
-    for (const Json& r : at(replayed, "hosts", path + "/replayed")) {
-      const std::string rp = path + "/replayed/hosts/" + std::to_string(j++);
-      if (str(r, "name", rp) != name) continue;
-      if (!text.empty()) text += ", ";
-      text += name + " " + fixed(num(r, "compute_s", rp) / compute, 2);
-    }
+  for (const Json& k : at(p, "kernel_speeds", path)) {
+    const std::string kp = path + "/kernel_speeds/" + std::to_string(i++);
+    if (!text.empty()) text += ", ";
+    text += str(k, "host", kp) + " " + fixed(num(k, "ratio", kp), 2);
   }
   return text.empty() ? "-" : text;
 }
@@ -404,10 +392,6 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "for most of the step.");
 
   doc.heading(2, "Points");
-  const double min_compute_s =
-      run.contains("kernel_speed")
-          ? num(at(run, "kernel_speed", ""), "min_compute_s", "/kernel_speed")
-          : 0.0;
   std::vector<std::vector<std::string>> point_rows;
   i = 0;
   for (const Json& p : at(run, "points", "")) {
@@ -428,7 +412,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
          bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
          bytes_in(m, "worker-0", path + "/measured") + " / " +
              bytes_in(q, "worker-0", path + "/predicted"),
-         kernel_ratios(p, min_compute_s, path),
+         kernel_ratios(p, path),
          p.contains("steal_pct") && !p.at("steal_pct").is_null()
              ? fixed(num(p, "steal_pct", path), 1) + "%"
              : std::string("-")});

@@ -125,18 +125,16 @@ TEST(ValidationReport, KernelSpeedByHowBusyTheCoreWas) {
   EXPECT_NE(md.find("| 75% or more | 3 | 1.01 | 0.93 - 1.04 |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| 0-10% | 2 | 1.70 | 1.60 - 1.84 |\n"), std::string::npos) << md;
   EXPECT_NE(md.find("at least 1.00 ms of predicted compute"), std::string::npos) << md;
-  // Each point's ranks, in the points table: ps-0 computed under the threshold.
-  EXPECT_NE(md.find("| 2.00 / 2.00 | 1.00 / 1.00 | - |"), std::string::npos) << md;  // no hosts
-  doc["points"][0]["predicted"]["hosts"] = {{{"name", "ps-0"}, {"compute_s", 0.0005}},
-                                            {{"name", "worker-0"}, {"compute_s", 0.020}}};
-  doc["points"][0]["replayed"] = doc["points"][0]["predicted"];
-  doc["points"][0]["replayed"]["hosts"][0]["compute_s"] = 0.001;
-  doc["points"][0]["replayed"]["hosts"][1]["compute_s"] = 0.024;
-  doc["points"][0]["replay_error_pct"] = 2.0;
-  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt).find("| worker-0 1.20 |"),
+  // Each point's ranks, in the points table.
+  EXPECT_NE(md.find("| 2.00 / 2.00 | 1.00 / 1.00 | - |"), std::string::npos) << md;  // none
+  doc["points"][0]["kernel_speeds"] = {
+      {{"host", "worker-0"}, {"busy_share", 0.4}, {"ratio", 1.2}},
+      {{"host", "worker-1"}, {"busy_share", 0.4}, {"ratio", 1.1}}};
+  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt).find("| worker-0 1.20, worker-1 1.10 |"),
             std::string::npos);
-  doc["points"][0]["pinned"] = false;  // ranks shared cores: their CPU times say nothing of one
-  EXPECT_EQ(validation_markdown(doc, "pvm", std::nullopt).find("worker-0 1.20"), std::string::npos);
+  doc["points"][0]["kernel_speeds"] = Json::array();  // ranks that shared cores have none
+  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt).find("| 2.00 / 2.00 | 1.00 / 1.00 | - |"),
+            std::string::npos);
   doc["kernel_speed"]["bins"][1].erase("median_ratio");
   try {
     validation_markdown(doc, "pvm", std::nullopt);

@@ -195,6 +195,15 @@ TEST(Comparison, KernelSpeedIsTheReplayOverThePredictionByHowBusyTheCoreWas) {
   EXPECT_NEAR(bins[2].median_ratio, 1.5, 1e-12);
   EXPECT_EQ(to_json(bins[2]).at("hosts").get<size_t>(), 1u);
   EXPECT_TRUE(kernel_speed({shared}).empty());
+  // Each point's ranks, as the points table gives them: ps-0 under the threshold left out.
+  const std::vector<RankKernelSpeed> ranks = points[1].kernel_speeds();
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].host, "worker-0");
+  EXPECT_NEAR(ranks[0].busy_share, 0.05, 1e-12);
+  EXPECT_NEAR(ranks[0].ratio, 1.5, 1e-12);
+  EXPECT_NEAR(to_json(points[1]).at("kernel_speeds").at(0).at("ratio").get<double>(), 1.5, 1e-12);
+  EXPECT_TRUE(shared.kernel_speeds().empty());
+  EXPECT_TRUE(to_json(shared).at("kernel_speeds").empty());
 }
 
 TEST(Comparison, PassesAverageEachHostsCompute) {

@@ -254,6 +254,10 @@ bool meets_target(const ErrorSummary& overall) {
 }
 
 Json to_json(const PointComparison& p) {
+  Json kernel_speeds = Json::array();
+  for (const RankKernelSpeed& k : p.kernel_speeds()) {
+    kernel_speeds.push_back({{"host", k.host}, {"busy_share", k.busy_share}, {"ratio", k.ratio}});
+  }
   return {{"id", p.id},
           {"scenario", p.scenario},
           {"model", p.model},
@@ -269,6 +273,7 @@ Json to_json(const PointComparison& p) {
           {"measured", figures_json(p.measured, true)},
           {"predicted", figures_json(p.predicted, false)},
           {"replayed", figures_json(p.replayed, false)},
+          {"kernel_speeds", kernel_speeds},
           {"error_pct", p.error_pct()},
           {"replay_error_pct", p.replay_error_pct()},
           {"steal_pct", p.steal_pct ? Json(*p.steal_pct) : Json(nullptr)},
@@ -278,24 +283,31 @@ Json to_json(const PointComparison& p) {
                                                              : Json(p.pass_spread_pct())}};
 }
 
-std::vector<KernelSpeedBin> kernel_speed(const std::vector<PointComparison>& points) {
-  constexpr size_t kBins = std::size(kKernelSpeedBusyEdges);
-  std::vector<std::vector<double>> ratios(kBins);
+std::vector<RankKernelSpeed> PointComparison::kernel_speeds() const {
+  std::vector<RankKernelSpeed> out;
+  if (!pinned || !(measured.step_time_s > 0.0)) return out;
   const auto compute_of = [](const PointFigures& f, const std::string& host) -> const HostCompute* {
     const auto it = std::find_if(f.hosts.begin(), f.hosts.end(),
                                  [&](const HostCompute& h) { return h.name == host; });
     return it == f.hosts.end() ? nullptr : &*it;
   };
+  for (const HostCompute& p : predicted.hosts) {
+    const HostCompute* r = compute_of(replayed, p.name);
+    const HostCompute* m = compute_of(measured, p.name);
+    if (!r || !m || p.compute_s < kKernelSpeedMinComputeS) continue;
+    out.push_back({p.name, m->compute_s / measured.step_time_s, r->compute_s / p.compute_s});
+  }
+  return out;
+}
+
+std::vector<KernelSpeedBin> kernel_speed(const std::vector<PointComparison>& points) {
+  constexpr size_t kBins = std::size(kKernelSpeedBusyEdges);
+  std::vector<std::vector<double>> ratios(kBins);
   for (const PointComparison& p : points) {
-    if (!p.pinned || !(p.measured.step_time_s > 0.0)) continue;
-    for (const HostCompute& predicted : p.predicted.hosts) {
-      const HostCompute* replayed = compute_of(p.replayed, predicted.name);
-      const HostCompute* measured = compute_of(p.measured, predicted.name);
-      if (!replayed || !measured || predicted.compute_s < kKernelSpeedMinComputeS) continue;
-      const double busy = measured->compute_s / p.measured.step_time_s;
+    for (const RankKernelSpeed& k : p.kernel_speeds()) {
       size_t bin = 0;
-      while (bin + 1 < kBins && busy >= kKernelSpeedBusyEdges[bin + 1]) ++bin;
-      ratios[bin].push_back(replayed->compute_s / predicted.compute_s);
+      while (bin + 1 < kBins && k.busy_share >= kKernelSpeedBusyEdges[bin + 1]) ++bin;
+      ratios[bin].push_back(k.ratio);
     }
   }
   std::vector<KernelSpeedBin> out;

@@ -59,6 +59,13 @@ struct PointFigures {
   std::vector<HostCompute> hosts;  // every host's, in the result's order
 };
 
+// How long one rank's kernels took in its run against the profile (see kernel_speed below).
+struct RankKernelSpeed {
+  std::string host;
+  double busy_share = 0.0;  // its measured compute over the measured step
+  double ratio = 0.0;       // its replayed compute over its predicted compute
+};
+
 struct PointComparison {
   std::string id;
   std::string scenario;
@@ -93,6 +100,9 @@ struct PointComparison {
   // (largest - smallest) / mean of the passes' step times x 100: how far this machine's
   // measurements of the same point moved between passes; 0 with one pass.
   [[nodiscard]] double pass_spread_pct() const;
+  // Each rank's kernel speed, for a pinned point (a core per rank) and the ranks with at least
+  // kKernelSpeedMinComputeS of predicted compute a step; none otherwise.
+  [[nodiscard]] std::vector<RankKernelSpeed> kernel_speeds() const;
 };
 
 // One point measured in several passes over the grid, as one: the measured, predicted and
@@ -122,11 +132,10 @@ inline constexpr double kTargetMedianPct = 3.0;
 inline constexpr double kTargetMaxPct = 8.0;
 bool meets_target(const ErrorSummary& overall);
 
-// How long the kernels took in the runs against the profile, by how busy their core was. For
-// each host of a pinned point (a core of its own) with at least kKernelSpeedMinComputeS of
-// predicted compute a step: its replayed compute over its predicted compute (the run's CPU times
-// of its device operations over the profile's, on the same schedule), binned by its measured
-// compute's share of the measured step.
+// How long the kernels took in the runs against the profile, by how busy their core was: every
+// point's kernel_speeds() (each rank's replayed compute over its predicted compute, that is the
+// run's CPU times of its device operations over the profile's on the same schedule), binned by
+// the rank's measured compute's share of the measured step.
 struct KernelSpeedBin {
   double busy_from = 0.0;  // the bin holds shares in [busy_from, busy_to); the last up to any
   double busy_to = 0.0;
