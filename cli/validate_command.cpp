@@ -137,7 +137,15 @@ void print_table(const validate::ValidationRun& run) {
   const bool met = !run.summary.empty() && validate::meets_target(run.summary.back());
   std::cout << "Target: median |error| <= " << fixed(validate::kTargetMedianPct, 0)
             << "%, max <= " << fixed(validate::kTargetMaxPct, 0) << "%: "
-            << (met ? "met" : "not met") << ". Profile " << run.profile.name << " ("
+            << (met ? "met" : "not met") << ".";
+  if (const auto resolves = validate::machine_resolves_target(run.repeatability)) {
+    const auto& spread = run.repeatability.back();
+    std::cout << " This machine " << (*resolves ? "can" : "cannot")
+              << " judge it: the same point moved by " << fixed(spread.median_abs_error_pct, 1)
+              << "% at the median and up to " << fixed(spread.max_abs_error_pct, 1)
+              << "% between passes.";
+  }
+  std::cout << " Profile " << run.profile.name << " ("
             << run.profile.file.string() << "; time-sharing slowdown "
             << fixed(run.profile.time_sharing_slowdown, 3) << " where ranks share a core); wall time "
             << fixed(run.wall_s, 0) << " s.\n";

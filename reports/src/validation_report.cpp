@@ -127,6 +127,39 @@ ScatterPlot validation_plot(const Json& run) {
   return plot;
 }
 
+// Whether this machine could judge the target (target.machine_resolves: the spread between a
+// point's passes within the target), with the spread; empty for one pass and older results.
+std::string resolution_sentence(const Json& run, double target_median, double target_max) {
+  const Json& target = at(run, "target", "");
+  if (!target.contains("machine_resolves")) return "";
+  const Json& resolves = target.at("machine_resolves");
+  if (!resolves.is_boolean()) {
+    throw InputError(kLabel, "/target/machine_resolves", "expected true or false");
+  }
+  const Json& repeatability = at(run, "repeatability", "");
+  if (!repeatability.is_array() || repeatability.empty()) {
+    throw InputError(kLabel, "/repeatability", "expected the spread between passes");
+  }
+  const std::string path = "/repeatability/" + std::to_string(repeatability.size() - 1);
+  const double median = num(repeatability.back(), "median_abs_error_pct", path);
+  const double max = num(repeatability.back(), "max_abs_error_pct", path);
+  const std::string spread = "the same point, measured again a pass later, moved by " +
+                             fixed(median, 1) + "% at the median and up to " + fixed(max, 1) + "%";
+  if (resolves.get<bool>()) return " This machine can judge it: " + spread + ", within the target.";
+  std::string beyond;
+  if (median > target_median) beyond = "the median's " + fixed(target_median, 0) + "%";
+  if (max > target_max) {
+    beyond += (beyond.empty() ? "the max's " : " and the max's ") + fixed(target_max, 0) + "%";
+  }
+  if (beyond.empty()) {
+    throw InputError(kLabel, "/target/machine_resolves",
+                     "is false, but the spread between passes is within the target");
+  }
+  return " This machine cannot judge it: " + spread + ", beyond " + beyond +
+         " (see The same point, measured again); an error here is the machine's as much as the "
+         "simulator's.";
+}
+
 std::string validation_markdown(const Json& run, const std::string& plot,
                                 const std::optional<std::string>& plot_problem) {
   MarkdownDocument doc;
@@ -178,7 +211,8 @@ std::string validation_markdown(const Json& run, const std::string& plot,
             {A::left, A::right, A::right, A::right, A::left});
   doc.paragraph("Target: median |error| at most " + fixed(target_median, 0) + "% and max at most " +
                 fixed(target_max, 0) + "% over the grid: **" +
-                (overall_met ? "met" : "not met") + "**.");
+                (overall_met ? "met" : "not met") + "**." +
+                resolution_sentence(run, target_median, target_max));
   if (plot_problem) {
     doc.paragraph("(No plot: " + *plot_problem + ".)");
   } else {

@@ -172,6 +172,46 @@ TEST(ValidationReport, PassesGiveEachPassAndTheirSpread) {
   EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
 }
 
+TEST(ValidationReport, SaysWhetherThisMachineCanJudgeTheTarget) {
+  // One pass and older results say nothing.
+  EXPECT_EQ(validation_markdown(run_document(), "pvm", std::nullopt).find("judge it"),
+            std::string::npos);
+  Json doc = run_document();
+  doc["passes"] = 2;
+  doc["points"][0]["pass_step_times_s"] = {0.052, 0.048};
+  doc["points"][0]["pass_predicted_step_times_s"] = {0.050, 0.052};
+  const auto spread = [&](double median, double max) {
+    doc["repeatability"] = {{{"group", "all"}, {"points", 1}, {"median_abs_error_pct", median},
+                             {"max_abs_error_pct", max}}};
+  };
+  spread(2.5, 7.9);
+  doc["target"]["machine_resolves"] = true;
+  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt)
+                .find("This machine can judge it: the same point, measured again a pass later, "
+                      "moved by 2.5% at the median and up to 7.9%, within the target."),
+            std::string::npos);
+  doc["target"]["machine_resolves"] = false;
+  spread(2.5, 26.4);
+  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt)
+                .find("This machine cannot judge it: the same point, measured again a pass "
+                      "later, moved by 2.5% at the median and up to 26.4%, beyond the max's 8% "),
+            std::string::npos);
+  spread(3.6, 26.4);
+  EXPECT_NE(validation_markdown(doc, "pvm", std::nullopt)
+                .find("beyond the median's 3% and the max's 8% "),
+            std::string::npos);
+  // A verdict the spread does not bear out, or of the wrong type, is bad input.
+  spread(2.5, 7.9);
+  EXPECT_THROW(validation_markdown(doc, "pvm", std::nullopt), InputError);
+  doc["target"]["machine_resolves"] = "no";
+  try {
+    validation_markdown(doc, "pvm", std::nullopt);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/target/machine_resolves");
+  }
+}
+
 TEST(ValidationReport, SharedCoresGiveTheTimeSharingSlowdownUsed) {
   Json doc = run_document();
   EXPECT_EQ(validation_markdown(doc, "pvm", std::nullopt).find("time_sharing_slowdown"),

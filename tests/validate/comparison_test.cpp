@@ -74,6 +74,24 @@ TEST(Comparison, ErrorsAndSummary) {
                             .max_abs_error_pct = 8.0}));
 }
 
+TEST(Comparison, TheMachineResolvesTheTargetWhenItsPassesAgreeWithinIt) {
+  EXPECT_FALSE(machine_resolves_target({}).has_value());  // one pass
+  // Spreads between passes: ps 2% and 9%, allreduce 1%.
+  std::vector<PointComparison> points = {point("ps", 0.100, 0.100), point("ps", 0.100, 0.100),
+                                         point("allreduce", 0.100, 0.100)};
+  const auto passes = [&](size_t i, double a, double b) {
+    points[i].pass_step_times_s = {a, b};
+  };
+  passes(0, 0.099, 0.101);
+  passes(1, 0.0955, 0.1045);
+  passes(2, 0.0995, 0.1005);
+  EXPECT_EQ(machine_resolves_target(summarise(points, &PointComparison::pass_spread_pct)), false);
+  passes(1, 0.097, 0.103);  // 6%: the max within 8%, the median (2%) within 3%
+  EXPECT_EQ(machine_resolves_target(summarise(points, &PointComparison::pass_spread_pct)), true);
+  passes(0, 0.098, 0.102);  // 4%, 6%, 1%: the median beyond 3%
+  EXPECT_EQ(machine_resolves_target(summarise(points, &PointComparison::pass_spread_pct)), false);
+}
+
 TEST(Comparison, ReplayedErrorsHaveTheirOwnSummary) {
   std::vector<PointComparison> points = {point("ps", 0.100, 0.102), point("ps", 0.050, 0.048),
                                          point("allreduce", 0.200, 0.180)};

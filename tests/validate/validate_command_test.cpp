@@ -83,6 +83,15 @@ TEST_F(ValidateCommand, ShortRunWritesTableJsonAndReport) {
   EXPECT_EQ(doc["passes"], 2);  // the default: the grid twice
   EXPECT_NE(r.err.find("[4/4] pass 2/2 "), std::string::npos) << r.err;
   ASSERT_EQ(doc["repeatability"].size(), 3u);  // ps, allreduce, all
+  // Whether this machine's passes agree closely enough to judge the target: either way, the
+  // same verdict in the JSON, on stdout and in the report.
+  ASSERT_TRUE(doc["target"]["machine_resolves"].is_boolean()) << doc["target"].dump();
+  const std::string verdict =
+      doc["target"]["machine_resolves"].get<bool>() ? "This machine can judge it"
+                                                    : "This machine cannot judge it";
+  EXPECT_NE(r.out.find(verdict), std::string::npos) << r.out;
+  EXPECT_NE(ralp::testing::read_file((out_ / "run/report.md").string()).find(verdict),
+            std::string::npos);
   EXPECT_TRUE(doc["pass_profiles"].empty());  // --profile: every pass uses it
   for (const auto& p : doc["points"]) {
     ASSERT_EQ(p["pass_step_times_s"].size(), 2u);

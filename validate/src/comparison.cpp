@@ -253,6 +253,11 @@ bool meets_target(const ErrorSummary& overall) {
          overall.max_abs_error_pct <= kTargetMaxPct;
 }
 
+std::optional<bool> machine_resolves_target(const std::vector<ErrorSummary>& repeatability) {
+  if (repeatability.empty()) return std::nullopt;
+  return meets_target(repeatability.back());
+}
+
 Json to_json(const PointComparison& p) {
   Json kernel_speeds = Json::array();
   for (const RankKernelSpeed& k : p.kernel_speeds()) {

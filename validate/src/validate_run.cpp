@@ -865,6 +865,10 @@ Json to_json(const ValidationRun& run) {
     speed_check = {{"profile", run.speed_check_profile.filename().string()}, {"models", speed}};
     if (!run.speed_check_steal_pct.empty()) speed_check["steal_pct"] = run.speed_check_steal_pct;
   }
+  Json target = {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}};
+  if (const auto resolves = machine_resolves_target(run.repeatability)) {
+    target["machine_resolves"] = *resolves;
+  }
   return {{"mode", run.mode},
           {"cores", run.cores},
           {"command", run.command},
@@ -878,7 +882,7 @@ Json to_json(const ValidationRun& run) {
           {"passes", run.passes},
           {"repeatability", repeatability},
           {"kernel_speed", kernel_speed},
-          {"target", {{"median_abs_error_pct", kTargetMedianPct}, {"max_abs_error_pct", kTargetMaxPct}}},
+          {"target", target},
           {"loadavg_start", run.loadavg_start},
           {"loadavg_end", run.loadavg_end},
           {"calibration_s", run.calibration_s},

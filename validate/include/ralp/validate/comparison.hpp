@@ -132,6 +132,12 @@ inline constexpr double kTargetMedianPct = 3.0;
 inline constexpr double kTargetMaxPct = 8.0;
 bool meets_target(const ErrorSummary& overall);
 
+// Whether this machine's measurements hold still enough to judge the target: the spread between
+// passes (summarise with &PointComparison::pass_spread_pct, its "all" group last) is within it,
+// at the median and at most. A prediction cannot be shown closer to a measurement than the same
+// measurement, taken again, comes to itself. Empty (one pass) says nothing: std::nullopt.
+std::optional<bool> machine_resolves_target(const std::vector<ErrorSummary>& repeatability);
+
 // How long the kernels took in the runs against the profile, by how busy their core was: every
 // point's kernel_speeds() (each rank's replayed compute over its predicted compute, that is the
 // run's CPU times of its device operations over the profile's on the same schedule), binned by
