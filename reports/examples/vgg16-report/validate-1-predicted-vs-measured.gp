@@ -3,8 +3,8 @@ set title "ralp simulate against ralp cluster: step time"
 set xlabel "measured step time (ms)"
 set ylabel "predicted step time (ms)"
 set logscale xy
-set xrange [49.8066504:7359.75582]
-set yrange [49.8066504:7359.75582]
+set xrange [19.6380687:7344.68984]
+set yrange [19.6380687:7344.68984]
 set size ratio -1
 set grid
 set key top left
