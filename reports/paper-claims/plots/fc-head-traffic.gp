@@ -5,6 +5,6 @@ set logscale xy
 set key top left
 set grid
 set termoption noenhanced
-plot "fc-head-ps.dat" using 1:2 with linespoints title "ps", \
-     "fc-head-ralp@fc6.dat" using 1:2 with linespoints title "ralp@fc6", \
-     "fc-head-hybrid@fc6.dat" using 1:2 with linespoints title "hybrid@fc6"
+plot "fc-head-traffic.dat" using 1:2 with linespoints title "ps", \
+     "" using 1:3 with linespoints title "ralp@fc6", \
+     "" using 1:4 with linespoints title "hybrid@fc6"
