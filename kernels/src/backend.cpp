@@ -1,4 +1,4 @@
-// Tensors, runner descriptions and backend selection: the parts every backend shares.
+// Tensors and runner descriptions: the parts every backend shares, the CUDA module included.
 #include "ralp/kernels/backend.hpp"
 #include "tensor_checks.hpp"
 
@@ -185,62 +185,6 @@ Tensor Backend::upload(const TensorDesc& desc, std::span<const float> values) {
 std::vector<float> Backend::download(const Tensor& src) {
   std::vector<float> out(static_cast<size_t>(src.elements()));
   copy_to_host(src, out);
-  return out;
-}
-
-bool cpu_backend_built() {
-#ifdef RALP_HAVE_CPU_KERNELS
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool cuda_backend_built() {
-#ifdef RALP_HAVE_CUDA_KERNELS
-  return true;
-#else
-  return false;
-#endif
-}
-
-#ifndef RALP_HAVE_CPU_KERNELS
-CpuPassLayout automatic_cpu_pass_layout(const Layer& /*layer*/, KernelPass /*pass*/) {
-  return CpuPassLayout::channels_last;
-}
-
-std::unique_ptr<Backend> make_cpu_backend(int /*threads*/, CpuPassLayout /*layout*/) {
-  throw std::runtime_error(
-      "this build has no CPU kernel backend (oneDNN was not found)");
-}
-#endif
-
-#ifndef RALP_HAVE_CUDA_KERNELS
-std::unique_ptr<Backend> make_cuda_backend() {
-  throw std::runtime_error("this build has no CUDA kernel backend");
-}
-std::string cuda_unavailable_reason() { return "this build has no CUDA backend"; }
-#endif
-
-BackendSelection select_backend(const BackendOptions& options) {
-  if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
-  BackendSelection out;
-  if (options.device == DeviceChoice::cpu) {
-    out.backend = make_cpu_backend(options.threads);
-    return out;
-  }
-  const std::string reason = cuda_unavailable_reason();
-  if (reason.empty()) {
-    out.backend = make_cuda_backend();
-    return out;
-  }
-  if (!cpu_backend_built()) {
-    throw std::runtime_error(reason + ", and this build has no CPU kernel backend");
-  }
-  out.backend = make_cpu_backend(options.threads);
-  if (options.device == DeviceChoice::cuda || cuda_backend_built()) {
-    out.note = reason + ": using the CPU (" + out.backend->device_name() + ")";
-  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Backend memory and parameter-server operations (gradient sum, SGD with momentum), host copies
-// across layouts, dropout masks, backend selection, and the CPU cache size read from sysfs.
+// across layouts, dropout masks, backend selection, the CUDA backend module, and the CPU cache
+// size read from sysfs.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -125,6 +127,66 @@ TEST(BackendSelection, FallsBackToTheCpuWithOneLine) {
   EXPECT_EQ(cpu.backend->threads(), 2);
   EXPECT_TRUE(cpu.note.empty());
   EXPECT_THROW(kernels::select_backend({kernels::DeviceChoice::cpu, 0}), std::invalid_argument);
+}
+
+// Whether this process has mapped a file whose name contains `name` (from /proc/self/maps).
+bool maps_library(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(CudaModule, AMissingModuleLeavesCudaUnavailableWithTheReason) {
+  const auto status = kernels::probe_cuda_module("/nonexistent/libralp_cuda.so");
+  EXPECT_FALSE(status.opened);
+  EXPECT_EQ(status.reason.rfind("no CUDA backend: cannot open /nonexistent/libralp_cuda.so: ", 0), 0u)
+      << status.reason;
+  EXPECT_EQ(status.reason.find('\n'), std::string::npos);
+}
+
+TEST(CudaModule, ALibraryWithoutTheEntryPointIsNoModule) {
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&getpid), &info), 0);
+  const auto status = kernels::probe_cuda_module(info.dli_fname);
+  EXPECT_FALSE(status.opened);
+  EXPECT_EQ(status.reason,
+            "no CUDA backend: " + std::string(info.dli_fname) + " has no entry point ralp_cuda_module");
+}
+
+TEST(CudaModule, WithoutACudaBuildTheReasonSaysSo) {
+  if (kernels::cuda_backend_built()) GTEST_SKIP() << "this build has the CUDA backend";
+  EXPECT_TRUE(kernels::cuda_module_path().empty());
+  EXPECT_EQ(kernels::cuda_unavailable_reason(), "this build has no CUDA backend");
+  EXPECT_THROW((void)kernels::make_cuda_backend(), std::runtime_error);
+}
+
+// The module the build placed opens whether or not a device exists; without one, the reason is
+// the device's, not the module's, and asking for a backend throws it.
+TEST(CudaModule, TheBuiltModuleOpensAndAnswersForTheDevice) {
+  if (!kernels::cuda_backend_built()) GTEST_SKIP() << "this build has no CUDA backend";
+  const auto path = kernels::cuda_module_path();
+  ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path;
+  const auto status = kernels::probe_cuda_module(path);
+  ASSERT_TRUE(status.opened) << status.reason;
+  // Opening the module is what maps cuBLAS (the CLI test checks that `ralp --version` does not).
+  EXPECT_TRUE(maps_library("libcublas")) << "the module links cuBLAS";
+  EXPECT_EQ(kernels::cuda_unavailable_reason(), status.reason);
+  if (status.reason.empty()) {
+    EXPECT_EQ(kernels::make_cuda_backend()->kind(), BackendKind::cuda);
+    return;
+  }
+  EXPECT_TRUE(status.reason.starts_with("no CUDA device") ||
+              status.reason.starts_with("CUDA device found but"))
+      << status.reason;
+  EXPECT_EQ(status.reason.find('\n'), std::string::npos);
+  try {
+    (void)kernels::make_cuda_backend();
+    ADD_FAILURE() << "make_cuda_backend without a device did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), status.reason);
+  }
 }
 
 // A sysfs cache folder as Linux lays it out, made in a fresh temporary folder.

@@ -1,11 +1,12 @@
-// The CUDA backend: device detection that never aborts, device memory, cuBLAS parameter-server
-// operations and CUDA-event timing.
+// The CUDA backend module: device detection that never aborts, device memory, cuBLAS
+// parameter-server operations, CUDA-event timing, and the entry point the registry opens.
 #include "cuda/cuda_backend.hpp"
 
 #include <stdexcept>
 #include <vector>
 
 #include "cuda/cuda_elementwise.hpp"
+#include "../cuda_module.hpp"
 #include "../tensor_checks.hpp"
 
 namespace ralp::kernels::cuda {
@@ -211,9 +212,10 @@ std::unique_ptr<DeviceTimer> CudaBackend::make_timer() {
 
 }  // namespace ralp::kernels::cuda
 
-namespace ralp::kernels {
+namespace ralp::kernels::cuda {
+namespace {
 
-std::string cuda_unavailable_reason() {
+std::string unavailable_reason() {
   // Without a driver this returns an error and leaves the count alone: start from zero.
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
@@ -235,11 +237,22 @@ std::string cuda_unavailable_reason() {
   return {};
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
-  if (const std::string reason = cuda_unavailable_reason(); !reason.empty()) {
+std::unique_ptr<Backend> make_backend() {
+  if (const std::string reason = unavailable_reason(); !reason.empty()) {
     throw std::runtime_error(reason);
   }
-  return std::make_unique<cuda::CudaBackend>();
+  return std::make_unique<CudaBackend>();
 }
 
-}  // namespace ralp::kernels
+constexpr CudaModuleInterface kInterface{kCudaModuleInterfaceVersion, &unavailable_reason,
+                                         &make_backend};
+
+}  // namespace
+}  // namespace ralp::kernels::cuda
+
+// The module's one exported symbol (everything else in it is hidden): the registry in
+// backend_registry.cpp looks it up by name.
+extern "C" __attribute__((visibility("default"))) const ralp::kernels::CudaModuleInterface*
+ralp_cuda_module() {
+  return &ralp::kernels::cuda::kInterface;
+}

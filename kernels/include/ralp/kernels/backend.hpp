@@ -161,8 +161,29 @@ int64_t cpu_last_level_cache_bytes(const std::filesystem::path& sysfs_cache_fold
 bool cpu_backend_built();
 bool cuda_backend_built();
 
-// Why no CUDA device can be used ("no CUDA device: cudaGetDeviceCount: insufficient driver"), or
-// empty when one can. Never aborts, whatever the machine.
+// The CUDA backend is a loadable module, libralp_cuda.so, that the build places beside the ralp
+// executable. The first request for a CUDA device (cuda_unavailable_reason, make_cuda_backend,
+// select_backend with a device other than cpu) opens it, so that commands which never ask for
+// one do not load CUDA, cuDNN and cuBLAS. Without the module the CUDA backend is unavailable and
+// the reason names the file.
+
+// The module file this process opens: beside the executable, else in the build folder (see
+// ralp/core/loadable_module.hpp). Empty when this build has no CUDA backend.
+std::filesystem::path cuda_module_path();
+
+struct CudaModuleStatus {
+  bool opened = false;  // the module loaded and speaks this build's interface
+  std::string reason;   // why no CUDA device can be used; empty when one can
+};
+
+// Opens the CUDA backend module at `path` (it stays loaded) and asks it for a device. Never
+// throws: a missing file, a file that is no module or a module of another build gives
+// opened = false and the reason.
+CudaModuleStatus probe_cuda_module(const std::filesystem::path& path);
+
+// Why no CUDA device can be used ("no CUDA device (cudaGetDeviceCount: insufficient driver)",
+// "no CUDA backend: cannot open .../libralp_cuda.so: ..."), or empty when one can. Never aborts,
+// whatever the machine.
 std::string cuda_unavailable_reason();
 
 enum class DeviceChoice { automatic, cpu, cuda };
