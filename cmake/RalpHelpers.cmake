@@ -60,3 +60,26 @@ function(ralp_add_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
     PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" ${ARG_PROPERTIES})
 endfunction()
+
+# ralp_add_module(<name> HOST <library> MACRO <prefix> SOURCES ... [LIBS ...])
+# A loadable module, lib<name>.so, placed beside the ralp executable, that <library> opens on first
+# use (core's loadable_module.hpp), so that commands which never use it do not load its libraries.
+# The module links its own copy of the parts in LIBS and hides every symbol but the entry point
+# its sources mark visible; it must resolve every symbol itself. <library> gets <prefix>_FILE (the
+# file name) and <prefix>_DIR (the folder the build places it in) and builds the module with it.
+function(ralp_add_module name)
+  cmake_parse_arguments(ARG "" "HOST;MACRO" "SOURCES;LIBS" ${ARGN})
+  add_library(${name} MODULE ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${RALP_WARNINGS}>)
+  target_link_options(${name} PRIVATE
+    LINKER:--no-undefined LINKER:--exclude-libs,ALL LINKER:--as-needed)
+  set_target_properties(${name} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden CUDA_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR})
+  target_compile_definitions(${ARG_HOST} PRIVATE
+    ${ARG_MACRO}_FILE="$<TARGET_FILE_NAME:${name}>"
+    ${ARG_MACRO}_DIR="$<TARGET_FILE_DIR:${name}>")
+  # Whatever links the host library gets the module built too.
+  add_dependencies(${ARG_HOST} ${name})
+endfunction()

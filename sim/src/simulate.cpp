@@ -104,6 +104,8 @@ Child start_child(const Scenario& scenario, const Task& task, size_t index) {
 // Runs the tasks, at most `jobs` at a time, reading every child's pipe as it fills.
 std::vector<StrategyResult> run_tasks(const Scenario& scenario, const std::vector<Task>& tasks,
                                       int jobs, const SimulateOptions& options) {
+  // Loaded once here rather than by every child.
+  if (!tasks.empty()) load_simulator();
   std::vector<std::optional<std::pair<std::string, int>>> replies(tasks.size());
   std::vector<Child> running;
   size_t next = 0;

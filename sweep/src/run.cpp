@@ -214,6 +214,8 @@ void run_points(const std::vector<SweepPoint>& points, const std::vector<size_t>
                 const std::string& fidelity, const PoolOptions& options,
                 const std::function<void(size_t, Json)>& done) {
   const size_t jobs = static_cast<size_t>(options.jobs > 0 ? options.jobs : default_jobs());
+  // The simulator is loaded once here rather than by every point's process.
+  if (fidelity != "analytic") sim::load_simulator();
   if (options.isolation == Isolation::workers) {
     run_workers(points, which, fidelity, jobs, options, done);
     return;

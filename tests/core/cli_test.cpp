@@ -71,18 +71,18 @@ TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
             "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep, report\n");
 }
 
-// Commands that never ask for a GPU do not load the CUDA libraries (the CUDA backend is a module
-// opened on first request, kernels/CMakeLists.txt): the dynamic loader's own log of every
-// library it loads (LD_DEBUG=libs, on stderr) names none of them. libstdc++ in the log shows the
-// log works.
-TEST(Cli, CommandsThatNeedNoGpuLoadNoCudaLibrary) {
+// Commands that neither use a GPU nor simulate load neither the CUDA libraries nor SimGrid (each is
+// a module opened on first use: kernels/CMakeLists.txt, sim/CMakeLists.txt): the dynamic
+// loader's log of every library it loads (LD_DEBUG=libs, on stderr) names none of them.
+// libstdc++ in the log shows the log works.
+TEST(Cli, CommandsThatNeitherUseAGpuNorSimulateLoadNeitherCudaNorSimgrid) {
   for (const std::string args :
        {" --version", " scenario check " RALP_SOURCE_DIR "/scenarios/paper/vgg16-10gbe-8w-b32.json"}) {
     SCOPED_TRACE(args);
     const auto result = run_command("LD_DEBUG=libs " + ralp_binary() + args);
     ASSERT_EQ(result.status, 0) << result.err;
     EXPECT_NE(result.err.find("libstdc++"), std::string::npos) << "no loader log";
-    for (const char* library : {"libcuda", "libcublas", "libcudnn"}) {
+    for (const char* library : {"libcuda", "libcublas", "libcudnn", "libsimgrid", "libns3"}) {
       EXPECT_EQ(result.err.find(library), std::string::npos) << library << " loaded";
     }
   }

@@ -1,7 +1,10 @@
 // Strategy semantics: ring forms agree, deadlocks are errors, stragglers, compression, PCIe
-// copies, sharding, head modes, hybrid, and measured compute times being reported as such.
+// copies, sharding, head modes, hybrid, measured compute times being reported as such, and the
+// simulator module.
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -90,6 +93,18 @@ TEST(Strategies, ADeadlockIsAnErrorNotAResult) {
   waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
+// The step model lives in a module that the first simulation opens (sim/CMakeLists.txt); opening
+// it maps SimGrid into the process (the CLI test checks that `ralp --version` does not).
+TEST(SimulatorModule, LoadingItMapsSimgrid) {
+  sim::load_simulator();
+  std::ifstream maps("/proc/self/maps");
+  bool simgrid = false;
+  for (std::string line; std::getline(maps, line);) {
+    simgrid = simgrid || line.find("libsimgrid") != std::string::npos;
+  }
+  EXPECT_TRUE(simgrid);
 }
 
 TEST(Strategies, StragglersSlowTheirWorkersCompute) {

@@ -20,7 +20,13 @@ struct RunOptions {
 // engine: SimGrid allows one per process and never resets its clock, so call it once per process
 // (simulate.hpp runs each call in a child process). Throws InputError for platform problems found
 // only now (a platform file's hosts), and std::runtime_error when the simulation deadlocks.
+// The step model runs in the SimGrid simulator module (libralp_simgrid.so, beside the executable),
+// opened on first use; throws std::runtime_error naming the file when it cannot be opened.
 StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule& schedule,
                               const RunOptions& options);
+
+// Opens the simulator module now, or throws std::runtime_error saying why it cannot be. Processes
+// forked afterwards share the parent's copy instead of each loading SimGrid again.
+void load_simulator();
 
 }  // namespace ralp::sim
