@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ralp/core/step_result.hpp"
@@ -43,7 +44,22 @@ class StepExecutor {
   void run();
 
  private:
-  struct State;
+  struct Plan;       // the lanes and dependencies, worked out once
+  struct State;      // what the two threads share
+  class MpiThread;   // the calling thread's loop over the other streams
+
+  // The compute thread's side, and the pieces of it.
+  void run_device_stream(const Plan& plan, State& state);
+  // Waits until device operation i of step k may run; false when the run stops.
+  bool await_turn(uint32_t i, int64_t k, State& state);
+  void run_device_op(const Plan& plan, size_t position, int64_t k, State& state);
+  void record_device_stream(const Plan& plan, State& state);
+
+  [[nodiscard]] std::string label(const schedule::Op& op) const;
+  // Adds an activity of the last step to the record's timeline.
+  void trace(ActivityKind kind, int32_t peer, int64_t step, std::string label, double start,
+             double end, int64_t bytes);
+
   StrategyContext& ctx_;
   const schedule::Schedule& schedule_;
   const schedule::RoleSchedule& role_;
