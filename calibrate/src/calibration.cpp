@@ -551,26 +551,28 @@ double fidelity_error(const EndToEndCheck& check) {
   return (check.sum_of_layers.value() - check.measured.value()) / check.measured.value();
 }
 
-DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& requests,
-                        const CalibrationOptions& options, const ProgressFn& progress) {
-  const std::string load_before = read_loadavg();
-  const auto cpu_before = read_cpu_times();
-  const std::vector<ShapeToMeasure> shapes = distinct_shapes(requests);
+namespace {
 
-  // Jobs, in order: launch overhead, PS operations, copies (GPU), layer passes, end-to-end.
-  std::vector<Job> jobs;
-  const auto nothing = [] {};
+// Shared between a group of jobs: made by the first one's setup, freed by the last one's release.
+template <typename T>
+using JobState = std::shared_ptr<std::optional<T>>;
 
+// The launch overhead: a ReLU on kTinyChannels floats.
+void add_launch_job(std::vector<Job>& jobs, Backend& backend, uint64_t seed) {
   auto tiny = std::make_shared<std::optional<LayerBench>>();
-  const LayerGraph tiny_graph("launch", {kTinyChannels, 1, 1},
-                              {{"relu", LayerKind::relu, std::monostate{}, {}},
-                               {"loss", LayerKind::softmax_cross_entropy, std::monostate{}, {}}});
+  const auto graph = std::make_shared<const LayerGraph>(
+      "launch", TensorShape{kTinyChannels, 1, 1},
+      std::vector<LayerSpec>{{"relu", LayerKind::relu, std::monostate{}, {}},
+                             {"loss", LayerKind::softmax_cross_entropy, std::monostate{}, {}}});
   jobs.push_back({"launch overhead",
-                  [&, tiny] {
-                    if (!*tiny) tiny->emplace(backend, tiny_graph.layer(0), 1, options.seed);
+                  [&backend, tiny, graph, seed] {
+                    if (!*tiny) tiny->emplace(backend, graph->layer(0), 1, seed);
                   },
                   [tiny] { (*tiny)->forward(); }, [tiny] { tiny->reset(); }});
+}
 
+// The parameter server's operations: summing kSumBuffers buffers, and one buffer's SGD update.
+void add_ps_jobs(std::vector<Job>& jobs, Backend& backend) {
   struct PsState {
     std::vector<Tensor> buffers;
     Tensor dst, weights, velocity;
@@ -594,44 +596,48 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
                     for (const Tensor& b : (*ps)->buffers) srcs.push_back(&b);
                     backend.sum(srcs, (*ps)->dst);
                   },
-                  nothing});
+                  [] {}});
   jobs.push_back({"sgd update", ps_setup,
                   [&backend, ps] {
                     backend.sgd_update((*ps)->weights, (*ps)->buffers[0], (*ps)->velocity,
                                        kernels::SgdOptions{}, 1.0F);
                   },
                   [ps] { ps->reset(); }});
+}
 
-  const bool gpu = backend.kind() == kernels::BackendKind::cuda;
+// A GPU's host-device copies of kCopyFloats floats, each way.
+void add_copy_jobs(std::vector<Job>& jobs, Backend& backend) {
   struct CopyState {
     Tensor device;
     std::vector<float> host;
   };
   auto copies = std::make_shared<std::optional<CopyState>>();
-  if (gpu) {
-    const auto setup = [&backend, copies] {
-      if (*copies) return;
-      copies->emplace(CopyState{backend.allocate({{kCopyFloats}}),
-                                std::vector<float>(static_cast<size_t>(kCopyFloats), 1.0F)});
-    };
-    jobs.push_back({"host to device copy", setup,
-                    [&backend, copies] { backend.copy_from_host((*copies)->device, (*copies)->host); },
-                    nothing});
-    jobs.push_back({"device to host copy", setup,
-                    [&backend, copies] { backend.copy_to_host((*copies)->device, (*copies)->host); },
-                    [copies] { copies->reset(); }});
-  }
+  const auto setup = [&backend, copies] {
+    if (*copies) return;
+    copies->emplace(CopyState{backend.allocate({{kCopyFloats}}),
+                              std::vector<float>(static_cast<size_t>(kCopyFloats), 1.0F)});
+  };
+  jobs.push_back({"host to device copy", setup,
+                  [&backend, copies] { backend.copy_from_host((*copies)->device, (*copies)->host); },
+                  [] {}});
+  jobs.push_back({"device to host copy", setup,
+                  [&backend, copies] { backend.copy_to_host((*copies)->device, (*copies)->host); },
+                  [copies] { copies->reset(); }});
+}
 
-  // Layer passes. Batch norm's weight gradients come out of its backward-data primitive, so its
-  // backward-weight time is measured as (both passes) - (backward-data alone).
+// Each distinct shape's passes, on one layer bench at a time; returns that bench, which the last
+// job frees. Batch norm's weight gradients come out of its backward-data primitive, so its
+// backward-weight time is measured as (both passes) - (backward-data alone).
+JobState<LayerBench> add_layer_jobs(std::vector<Job>& jobs, Backend& backend,
+                                    const std::vector<ShapeToMeasure>& shapes, uint64_t seed) {
   auto current = std::make_shared<std::optional<LayerBench>>();
   auto current_index = std::make_shared<size_t>(SIZE_MAX);
-  std::vector<std::string> layer_job_names;
+  const auto nothing = [] {};
   for (size_t i = 0; i < shapes.size(); ++i) {
     const ShapeToMeasure& s = shapes[i];
     const LayerWork w = s.layer.work(s.batch);
     const std::string base = s.signature + " b" + std::to_string(s.batch);
-    const auto setup = [&backend, current, current_index, i, &shapes, seed = options.seed] {
+    const auto setup = [&backend, current, current_index, i, &shapes, seed] {
       if (*current_index == i && *current) return;
       current->reset();
       *current_index = i;
@@ -665,33 +671,41 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
       current->reset();
     };
   }
+  return current;
+}
 
-  auto in_step_samples = std::make_shared<InStepSamples>();
+// Each requested model's training steps at each batch size: once end to end, and once with every
+// layer timed (into `in_step_samples`).
+void add_model_jobs(std::vector<Job>& jobs, Backend& backend,
+                    const std::vector<ModelRequest>& requests, const CalibrationOptions& options,
+                    const std::shared_ptr<InStepSamples>& in_step_samples) {
   const int64_t steps_per_repetition = model_iterations(options);
-  if (options.end_to_end) {
-    for (const ModelRequest& r : requests) {
-      for (const int64_t batch : r.batches) {
-        auto model = std::make_shared<std::optional<ModelBench>>();
-        const LayerGraph* graph = &r.graph;
-        jobs.push_back({"end-to-end " + r.graph.name() + " b" + std::to_string(batch),
-                        [&backend, model, graph, batch, seed = options.seed] {
-                          if (*model) return;
-                          model->emplace(backend, *graph, batch, seed);
-                          (*model)->step();
-                          backend.synchronize();
-                        },
-                        [model] { (*model)->step(); }, [model] { model->reset(); },
-                        steps_per_repetition});
-        // The same steps with every layer timed (which waits for the device after each pass),
-        // apart from the end-to-end time above so that timing does not slow it.
-        jobs.push_back(in_step_job(backend, *graph, batch, options.seed, in_step_samples,
-                                   steps_per_repetition));
-      }
+  for (const ModelRequest& r : requests) {
+    for (const int64_t batch : r.batches) {
+      auto model = std::make_shared<std::optional<ModelBench>>();
+      const LayerGraph* graph = &r.graph;
+      jobs.push_back({"end-to-end " + r.graph.name() + " b" + std::to_string(batch),
+                      [&backend, model, graph, batch, seed = options.seed] {
+                        if (*model) return;
+                        model->emplace(backend, *graph, batch, seed);
+                        (*model)->step();
+                        backend.synchronize();
+                      },
+                      [model] { (*model)->step(); }, [model] { model->reset(); },
+                      steps_per_repetition});
+      // The same steps with every layer timed (which waits for the device after each pass),
+      // apart from the end-to-end time above so that timing does not slow it.
+      jobs.push_back(in_step_job(backend, *graph, batch, options.seed, in_step_samples,
+                                 steps_per_repetition));
     }
   }
+}
 
-  // Jobs release state as soon as the next one needs memory: layer benches replace each other,
-  // models free theirs when the next model starts (see the wrapping below).
+// Jobs release state as soon as the next one needs memory: layer benches replace each other
+// (add_layer_jobs), a model frees its state when the next job starts, and with
+// `free_layer_bench` the first end-to-end job frees the last layer bench first.
+void release_before_next(std::vector<Job>& jobs, const JobState<LayerBench>& layer_bench,
+                         bool free_layer_bench) {
   const auto is_model_job = [](const Job& job) {
     return job.name.rfind("end-to-end ", 0) == 0 || job.name.rfind("in-step ", 0) == 0;
   };
@@ -705,47 +719,61 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
       };
     }
   }
-  if (!shapes.empty() && options.end_to_end && !requests.empty()) {
-    // The first end-to-end job frees the last layer bench first.
-    for (Job& job : jobs) {
-      if (job.name.rfind("end-to-end ", 0) == 0) {
-        auto setup = job.setup;
-        job.setup = [setup, current] {
-          current->reset();
-          setup();
-        };
-        break;
-      }
+  if (!free_layer_bench) return;
+  for (Job& job : jobs) {
+    if (job.name.rfind("end-to-end ", 0) == 0) {
+      auto setup = job.setup;
+      job.setup = [setup, layer_bench] {
+        layer_bench->reset();
+        setup();
+      };
+      break;
     }
   }
+}
 
-  // Time sharing, per model at its first batch size: forked processes pinned to one core, so only
-  // for one-thread CPU kernels (a GPU shares itself otherwise, and an OpenMP team does not
-  // survive fork).
+// The models whose time sharing is measured, at their first batch size: forked processes pinned
+// to one core, so only for one-thread CPU kernels (a GPU shares itself otherwise, and an OpenMP
+// team does not survive fork).
+std::vector<const ModelRequest*> sharing_requests(const Backend& backend,
+                                                  const std::vector<ModelRequest>& requests,
+                                                  const CalibrationOptions& options) {
   std::vector<const ModelRequest*> sharing;
+  const bool gpu = backend.kind() == kernels::BackendKind::cuda;
   if (options.end_to_end && options.time_sharing_window > 0.0 && !gpu && backend.threads() == 1) {
     for (const ModelRequest& r : requests) {
       if (!r.batches.empty()) sharing.push_back(&r);
     }
   }
+  return sharing;
+}
 
-  Collector collector(jobs.size() + sharing.size(), progress);
-  run_jobs(backend, jobs, options, collector);
-  std::vector<TimeSharingCheck> sharing_checks;
+std::vector<TimeSharingCheck> measure_sharing(Backend& backend,
+                                              const std::vector<const ModelRequest*>& sharing,
+                                              const CalibrationOptions& options,
+                                              Collector& collector) {
+  std::vector<TimeSharingCheck> checks;
   for (const ModelRequest* r : sharing) {
     const int64_t batch = r->batches.front();
     const std::string what = "time sharing " + r->graph.name() + " b" + std::to_string(batch) +
                              " (two processes on one core, each step)";
     try {
-      sharing_checks.push_back(
+      checks.push_back(
           measure_time_sharing(backend, r->graph, batch, options.time_sharing_window, options.seed));
-      collector.finished(what, sharing_checks.back().shared, 0.0, "");
+      collector.finished(what, checks.back().shared, 0.0, "");
     } catch (const std::exception& e) {
       collector.finished(what, Seconds(0.0), 0.0, e.what());
     }
   }
+  return checks;
+}
 
-  // Assemble the profile.
+// The profile's identity and provenance: the device, the machine, the load and steal time while
+// measuring, and the options that shaped the measurements.
+DeviceProfile measured_profile(Backend& backend, const CalibrationOptions& options,
+                               const std::string& load_before,
+                               const std::map<int, CpuTimes>& cpu_before) {
+  const bool gpu = backend.kind() == kernels::BackendKind::cuda;
   DeviceProfile p;
   p.kind = gpu ? DeviceKind::gpu : DeviceKind::cpu;
   p.source = ProfileSource::measured;
@@ -768,9 +796,11 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   if (!options.command.empty()) p.provenance["command"] = options.command;
   p.provenance["last_level_cache_bytes"] = std::to_string(backend.last_level_cache_bytes());
   p.host = ProfileHost{this_machine_cpu_model(), gpu ? p.provenance["device"] : "", backend.threads()};
-  p.time_sharing = sharing_checks;
-  p.time_sharing_slowdown = time_sharing_slowdown(sharing_checks);
+  return p;
+}
 
+// The launch overhead, the parameter server's rates and a GPU's PCIe bandwidth, from their jobs.
+void set_device_rates(DeviceProfile& p, const Collector& collector) {
   const auto median_of = [&](const std::string& name) {
     const auto s = collector.stats(name);
     return s ? s->first : Seconds(0.0);
@@ -785,7 +815,7 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
   if (const Seconds t = median_of("sgd update"); t.value() > 0.0) {
     p.update_rate = BytesPerSecond(buffer_bytes / t.value());
   }
-  if (gpu) {
+  if (p.kind == DeviceKind::gpu) {
     const Seconds up = median_of("host to device copy");
     const Seconds down = median_of("device to host copy");
     if (up.value() > 0.0 && down.value() > 0.0) {
@@ -793,36 +823,47 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
       p.pcie_bandwidth = BytesPerSecond(bytes / std::max(up.value(), down.value()));
     }
   }
+}
 
+// One shape's measured passes, with their in-step times where a model step timed them.
+MeasuredLayer measured_layer(const ShapeToMeasure& s, const std::pair<Seconds, double>& forward,
+                             const Collector& collector, const InStepSamples& in_step_samples) {
+  const std::string base = s.signature + " b" + std::to_string(s.batch);
+  MeasuredLayer m;
+  m.signature = s.signature;
+  m.kind = s.layer.kind();
+  m.batch = s.batch;
+  m.forward = forward.first;
+  m.spread = forward.second;
+  if (const auto d = collector.stats(base + " backward_data")) {
+    m.backward_data = d->first;
+    m.spread = std::max(m.spread, d->second);
+  }
+  if (const auto wt = collector.stats(base + " backward_weight")) {
+    m.backward_weight = wt->first;
+    m.spread = std::max(m.spread, wt->second);
+  }
+  if (const auto both = collector.stats(base + " backward_data+weight")) {
+    m.backward_weight = Seconds(std::max(0.0, (both->first - m.backward_data).value()));
+    m.spread = std::max(m.spread, both->second);
+  }
+  if (const auto it = in_step_samples.find({s.signature, s.batch});
+      it != in_step_samples.end() && !it->second[0].empty()) {
+    m.in_step = InStepTimes{Seconds(mean(it->second[0])), Seconds(mean(it->second[1])),
+                            Seconds(mean(it->second[2]))};
+  }
+  return m;
+}
+
+// The measured layers, and the rates fitted to their passes.
+void add_measured_layers(DeviceProfile& p, const std::vector<ShapeToMeasure>& shapes,
+                         const Collector& collector, const InStepSamples& in_step_samples) {
   std::vector<FitPoint> points;
   for (const ShapeToMeasure& s : shapes) {
-    const std::string base = s.signature + " b" + std::to_string(s.batch);
-    const auto f = collector.stats(base + " forward");
+    const auto f = collector.stats(s.signature + " b" + std::to_string(s.batch) + " forward");
     if (!f) continue;  // the backend could not run it: the fitted model covers it
     const LayerWork w = s.layer.work(s.batch);
-    MeasuredLayer m;
-    m.signature = s.signature;
-    m.kind = s.layer.kind();
-    m.batch = s.batch;
-    m.forward = f->first;
-    m.spread = f->second;
-    if (const auto d = collector.stats(base + " backward_data")) {
-      m.backward_data = d->first;
-      m.spread = std::max(m.spread, d->second);
-    }
-    if (const auto wt = collector.stats(base + " backward_weight")) {
-      m.backward_weight = wt->first;
-      m.spread = std::max(m.spread, wt->second);
-    }
-    if (const auto both = collector.stats(base + " backward_data+weight")) {
-      m.backward_weight = Seconds(std::max(0.0, (both->first - m.backward_data).value()));
-      m.spread = std::max(m.spread, both->second);
-    }
-    if (const auto it = in_step_samples->find({s.signature, s.batch});
-        it != in_step_samples->end() && !it->second[0].empty()) {
-      m.in_step = InStepTimes{Seconds(mean(it->second[0])), Seconds(mean(it->second[1])),
-                              Seconds(mean(it->second[2]))};
-    }
+    MeasuredLayer m = measured_layer(s, *f, collector, in_step_samples);
     for (const auto& [work, time] : {std::pair{w.forward, m.forward},
                                      std::pair{w.backward_data, m.backward_data},
                                      std::pair{w.backward_weight, m.backward_weight}}) {
@@ -831,12 +872,15 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
     }
     p.measured.push_back(std::move(m));
   }
-  p.fitted = fit_rates(points, launch);
-  // The datasheet fallback of a measured profile, for kinds no calibrated model contains: the
-  // convolutions' fitted FLOP rate (the dense-arithmetic rate that binds them; an FC layer at a
-  // small batch is bound by its weights' bytes, and single best points include cache effects and
-  // noise), else the first fitted kind's; and the streaming bandwidth of the gradient sum, which
-  // reads kSumBuffers buffers and writes one, all far larger than caches.
+  p.fitted = fit_rates(points, p.launch_overhead);
+}
+
+// The datasheet fallback of a measured profile, for kinds no calibrated model contains: the
+// convolutions' fitted FLOP rate (the dense-arithmetic rate that binds them; an FC layer at a
+// small batch is bound by its weights' bytes, and single best points include cache effects and
+// noise), else the first fitted kind's; and the streaming bandwidth of the gradient sum, which
+// reads kSumBuffers buffers and writes one, all far larger than caches.
+void set_datasheet_fallback(DeviceProfile& p) {
   double peak = 0.0;
   if (const auto conv = p.fitted.find(LayerKind::conv2d); conv != p.fitted.end()) {
     peak = conv->second.flops.value();
@@ -853,22 +897,58 @@ DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& reque
              "; for layer kinds with no measurement, peak_flops is the fitted FLOP rate of the "
              "convolutions and FC layers and memory_bandwidth the streaming rate of the gradient "
              "sum";
+}
 
-  if (options.end_to_end) {
-    // The sum of the layers' times alone, so that the check stays independent of the step it
-    // is checked against (the in-step times come from such steps).
-    DeviceProfile alone = p;
-    for (MeasuredLayer& m : alone.measured) m.in_step.reset();
-    const auto model = make_cost_model(alone);
-    for (const ModelRequest& r : requests) {
-      for (const int64_t batch : r.batches) {
-        const auto s = collector.stats("end-to-end " + r.graph.name() + " b" + std::to_string(batch));
-        if (!s) continue;
-        const ModelCost cost = model_cost(r.graph, *model, batch);
-        p.end_to_end.push_back({r.graph.name(), batch, s->first, cost.forward + cost.backward});
-      }
+// Each model step measured end to end, against the sum of its layers' times alone, so that the
+// check stays independent of the step it is checked against (the in-step times come from such
+// steps).
+void add_end_to_end_checks(DeviceProfile& p, const std::vector<ModelRequest>& requests,
+                           const Collector& collector) {
+  DeviceProfile alone = p;
+  for (MeasuredLayer& m : alone.measured) m.in_step.reset();
+  const auto model = make_cost_model(alone);
+  for (const ModelRequest& r : requests) {
+    for (const int64_t batch : r.batches) {
+      const auto s = collector.stats("end-to-end " + r.graph.name() + " b" + std::to_string(batch));
+      if (!s) continue;
+      const ModelCost cost = model_cost(r.graph, *model, batch);
+      p.end_to_end.push_back({r.graph.name(), batch, s->first, cost.forward + cost.backward});
     }
   }
+}
+
+}  // namespace
+
+DeviceProfile calibrate(Backend& backend, const std::vector<ModelRequest>& requests,
+                        const CalibrationOptions& options, const ProgressFn& progress) {
+  const std::string load_before = read_loadavg();
+  const auto cpu_before = read_cpu_times();
+  const std::vector<ShapeToMeasure> shapes = distinct_shapes(requests);
+
+  // Jobs, in order: launch overhead, PS operations, copies (GPU), layer passes, end-to-end.
+  std::vector<Job> jobs;
+  add_launch_job(jobs, backend, options.seed);
+  add_ps_jobs(jobs, backend);
+  if (backend.kind() == kernels::BackendKind::cuda) add_copy_jobs(jobs, backend);
+  const JobState<LayerBench> layer_bench = add_layer_jobs(jobs, backend, shapes, options.seed);
+  auto in_step_samples = std::make_shared<InStepSamples>();
+  if (options.end_to_end) add_model_jobs(jobs, backend, requests, options, in_step_samples);
+  release_before_next(jobs, layer_bench,
+                      !shapes.empty() && options.end_to_end && !requests.empty());
+  const std::vector<const ModelRequest*> sharing = sharing_requests(backend, requests, options);
+
+  Collector collector(jobs.size() + sharing.size(), progress);
+  run_jobs(backend, jobs, options, collector);
+  const std::vector<TimeSharingCheck> sharing_checks =
+      measure_sharing(backend, sharing, options, collector);
+
+  DeviceProfile p = measured_profile(backend, options, load_before, cpu_before);
+  p.time_sharing = sharing_checks;
+  p.time_sharing_slowdown = time_sharing_slowdown(sharing_checks);
+  set_device_rates(p, collector);
+  add_measured_layers(p, shapes, collector, *in_step_samples);
+  set_datasheet_fallback(p);
+  if (options.end_to_end) add_end_to_end_checks(p, requests, collector);
   return p;
 }
 
