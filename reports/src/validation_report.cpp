@@ -160,17 +160,19 @@ std::string resolution_sentence(const Json& run, double target_median, double ta
          "simulator's.";
 }
 
-std::string validation_markdown(const Json& run, const std::string& plot,
-                                const std::optional<std::string>& plot_problem) {
-  MarkdownDocument doc;
-  using A = MarkdownDocument::Align;
-  doc.heading(1, "Validation: `ralp simulate` against `ralp cluster`");
-  const Json& target = at(run, "target", "");
-  const double target_median = num(target, "median_abs_error_pct", "/target");
-  const double target_max = num(target, "max_abs_error_pct", "/target");
-  const std::string mode = str(run, "mode", "");
-  // Runs before passes existed measured each point once.
-  const int64_t passes = run.contains("passes") ? static_cast<int64_t>(num(run, "passes", "")) : 1;
+namespace {
+
+using Align = MarkdownDocument::Align;
+using Rows = std::vector<std::vector<std::string>>;
+
+// The run's accuracy target: median and max |error|, in percent.
+struct Target {
+  double median;
+  double max;
+};
+
+// How the points were run and measured, and the run's command, duration and load.
+void add_method(MarkdownDocument& doc, const Json& run, const std::string& mode, int64_t passes) {
   doc.paragraph(
       "Each point ran `ralp cluster` under mpirun across " +
       std::string(mode == "namespaces"
@@ -191,114 +193,125 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                 " s), " + str(run, "cores", "") + " cores, load average " +
                 str(run, "loadavg_start", "") + " at the start and " + str(run, "loadavg_end", "") +
                 " at the end.");
+}
 
-  doc.heading(2, "Accuracy");
-  std::vector<std::vector<std::string>> rows;
-  const Json& summary = at(run, "summary", "");
-  bool overall_met = false;
+// A summary of errors (run's `key`: summary, replay_summary), one row per strategy group. With
+// `all_met`, says there whether the group "all" met the target with at least one point.
+Rows error_rows(const Json& run, const std::string& key, const Target& target, bool* all_met) {
+  Rows rows;
   size_t i = 0;
-  for (const Json& s : summary) {
-    const std::string path = "/summary/" + std::to_string(i++);
+  for (const Json& s : at(run, key, "")) {
+    const std::string path = "/" + key + "/" + std::to_string(i++);
     const double med = num(s, "median_abs_error_pct", path);
     const double max = num(s, "max_abs_error_pct", path);
-    const bool met = med <= target_median && max <= target_max;
+    const bool met = med <= target.median && max <= target.max;
     const std::string group = str(s, "group", path);
-    if (group == "all") overall_met = met && num(s, "points", path) > 0;
+    if (all_met != nullptr && group == "all") *all_met = met && num(s, "points", path) > 0;
     rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path), fixed(med, 1) + "%",
                     fixed(max, 1) + "%", met ? "met" : "not met"});
   }
+  return rows;
+}
+
+void add_error_table(MarkdownDocument& doc, const Rows& rows) {
   doc.table({"strategy", "points", "median abs error", "max abs error", "target"}, rows,
-            {A::left, A::right, A::right, A::right, A::left});
-  doc.paragraph("Target: median |error| at most " + fixed(target_median, 0) + "% and max at most " +
-                fixed(target_max, 0) + "% over the grid: **" +
+            {Align::left, Align::right, Align::right, Align::right, Align::left});
+}
+
+// The errors against the target, whether it was met, and the plot.
+void add_accuracy(MarkdownDocument& doc, const Json& run, const Target& target,
+                  const std::string& plot, const std::optional<std::string>& plot_problem) {
+  doc.heading(2, "Accuracy");
+  bool overall_met = false;
+  add_error_table(doc, error_rows(run, "summary", target, &overall_met));
+  doc.paragraph("Target: median |error| at most " + fixed(target.median, 0) + "% and max at most " +
+                fixed(target.max, 0) + "% over the grid: **" +
                 (overall_met ? "met" : "not met") + "**." +
-                resolution_sentence(run, target_median, target_max));
+                resolution_sentence(run, target.median, target.max));
   if (plot_problem) {
     doc.paragraph("(No plot: " + *plot_problem + ".)");
   } else {
     doc.image("predicted against measured step time", plot + ".svg");
-    doc.paragraph("Dashed lines: +-" + fixed(target_max, 0) + "%. The same plot as PNG: [" + plot +
+    doc.paragraph("Dashed lines: +-" + fixed(target.max, 0) + "%. The same plot as PNG: [" + plot +
                   ".png](" + plot + ".png).");
   }
+}
 
-  if (run.contains("replay_summary")) {
-    doc.heading(3, "With the kernel times each run measured");
-    std::vector<std::vector<std::string>> replay_rows;
-    i = 0;
-    for (const Json& s : at(run, "replay_summary", "")) {
-      const std::string path = "/replay_summary/" + std::to_string(i++);
-      const double med = num(s, "median_abs_error_pct", path);
-      const double max = num(s, "max_abs_error_pct", path);
-      const std::string group = str(s, "group", path);
-      replay_rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path),
-                             fixed(med, 1) + "%", fixed(max, 1) + "%",
-                             med <= target_median && max <= target_max ? "met" : "not met"});
-    }
-    doc.table({"strategy", "points", "median abs error", "max abs error", "target"}, replay_rows,
-              {A::left, A::right, A::right, A::right, A::left});
-    doc.paragraph(
-        "Each point simulated again, every device operation (layer pass, gradient sum, update) "
-        "given the time it took in the point's own run instead of the profile's: the mean of its "
-        "thread's CPU time over the typical measured steps (the middle half by the rank's "
-        "device time), and no time-sharing slowdown on top, since a CPU time measured on a shared "
-        "core holds what sharing cost it (`ralp simulate --replay`, "
-        "`points/ID/replayed.json`). What error is left is the schedule's and the network "
-        "model's; the difference from the table above is the kernels' times, which the machine's "
-        "wandering speed moves between the calibration and the run.");
+// The errors once each point is replayed with its own run's kernel times.
+void add_replayed_accuracy(MarkdownDocument& doc, const Json& run, const Target& target) {
+  if (!run.contains("replay_summary")) return;
+  doc.heading(3, "With the kernel times each run measured");
+  add_error_table(doc, error_rows(run, "replay_summary", target, nullptr));
+  doc.paragraph(
+      "Each point simulated again, every device operation (layer pass, gradient sum, update) "
+      "given the time it took in the point's own run instead of the profile's: the mean of its "
+      "thread's CPU time over the typical measured steps (the middle half by the rank's "
+      "device time), and no time-sharing slowdown on top, since a CPU time measured on a shared "
+      "core holds what sharing cost it (`ralp simulate --replay`, "
+      "`points/ID/replayed.json`). What error is left is the schedule's and the network "
+      "model's; the difference from the table above is the kernels' times, which the machine's "
+      "wandering speed moves between the calibration and the run.");
+}
+
+// How far the same point moved between passes.
+void add_repeatability(MarkdownDocument& doc, const Json& run, int64_t passes) {
+  if (passes <= 1 || !run.contains("repeatability")) return;
+  doc.heading(3, "The same point, measured again");
+  Rows rows;
+  size_t i = 0;
+  for (const Json& s : at(run, "repeatability", "")) {
+    const std::string path = "/repeatability/" + std::to_string(i++);
+    const std::string group = str(s, "group", path);
+    rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path),
+                    fixed(num(s, "median_abs_error_pct", path), 1) + "%",
+                    fixed(num(s, "max_abs_error_pct", path), 1) + "%"});
   }
+  doc.table({"strategy", "points", "median spread", "max spread"}, rows,
+            {Align::left, Align::right, Align::right, Align::right});
+  doc.paragraph(
+      "How far this machine moved its own measurements: for each point, (largest - smallest) / "
+      "mean of its passes' step times, the same derived scenario run again minutes later. A "
+      "prediction cannot be shown closer to a measurement than the measurement is to itself; "
+      "where this spread is near the target, the target cannot be judged on this machine.");
+}
 
-  if (passes > 1 && run.contains("repeatability")) {
-    doc.heading(3, "The same point, measured again");
-    std::vector<std::vector<std::string>> repeat_rows;
-    i = 0;
-    for (const Json& s : at(run, "repeatability", "")) {
-      const std::string path = "/repeatability/" + std::to_string(i++);
-      const std::string group = str(s, "group", path);
-      repeat_rows.push_back({group == "all" ? "**all**" : group, str(s, "points", path),
-                             fixed(num(s, "median_abs_error_pct", path), 1) + "%",
-                             fixed(num(s, "max_abs_error_pct", path), 1) + "%"});
-    }
-    doc.table({"strategy", "points", "median spread", "max spread"}, repeat_rows,
-              {A::left, A::right, A::right, A::right});
-    doc.paragraph(
-        "How far this machine moved its own measurements: for each point, (largest - smallest) / "
-        "mean of its passes' step times, the same derived scenario run again minutes later. A "
-        "prediction cannot be shown closer to a measurement than the measurement is to itself; "
-        "where this spread is near the target, the target cannot be judged on this machine.");
-  }
-
+// The runs' kernels against the profile's, by how busy their core was.
+void add_kernel_speed(MarkdownDocument& doc, const Json& run) {
   // Older results lack it.
-  if (run.contains("kernel_speed") &&
-      !at(at(run, "kernel_speed", ""), "bins", "/kernel_speed").empty()) {
-    const Json& speed = at(run, "kernel_speed", "");
-    doc.heading(3, "Kernel speed in the runs");
-    std::vector<std::vector<std::string>> speed_rows;
-    i = 0;
-    for (const Json& b : at(speed, "bins", "/kernel_speed")) {
-      const std::string path = "/kernel_speed/bins/" + std::to_string(i++);
-      const double from = num(b, "busy_from", path) * 100;
-      const double to = num(b, "busy_to", path) * 100;
-      speed_rows.push_back({to >= 100 ? fixed(from, 0) + "% or more"
-                                      : fixed(from, 0) + "-" + fixed(to, 0) + "%",
-                            str(b, "hosts", path), fixed(num(b, "median_ratio", path), 2),
-                            fixed(num(b, "min_ratio", path), 2) + " - " +
-                                fixed(num(b, "max_ratio", path), 2)});
-    }
-    doc.table({"core busy, share of the step", "ranks", "run / profile, median", "range"},
-              speed_rows, {A::left, A::right, A::right, A::right});
-    doc.paragraph(
-        "For each rank of a point that pinned every rank to a core of its own, with at least " +
-        ms(num(speed, "min_compute_s", "/kernel_speed")) +
-        " ms of predicted compute a step: the time its device operations took in the run (the "
-        "replay's compute, from their CPU times) over the time the profile gives them (the "
-        "prediction's compute, on the same schedule), grouped by the share of the measured step "
-        "its core spent in them. The profile times kernels on a core that computes without a "
-        "pause. A ratio above 1 is time the run's kernels took that the prediction could not "
-        "know; one that grows as the share falls says this machine runs kernels slower on a core "
-        "that mostly waits.");
+  if (!run.contains("kernel_speed") ||
+      at(at(run, "kernel_speed", ""), "bins", "/kernel_speed").empty()) {
+    return;
   }
+  const Json& speed = at(run, "kernel_speed", "");
+  doc.heading(3, "Kernel speed in the runs");
+  Rows rows;
+  size_t i = 0;
+  for (const Json& b : at(speed, "bins", "/kernel_speed")) {
+    const std::string path = "/kernel_speed/bins/" + std::to_string(i++);
+    const double from = num(b, "busy_from", path) * 100;
+    const double to = num(b, "busy_to", path) * 100;
+    rows.push_back({to >= 100 ? fixed(from, 0) + "% or more"
+                              : fixed(from, 0) + "-" + fixed(to, 0) + "%",
+                    str(b, "hosts", path), fixed(num(b, "median_ratio", path), 2),
+                    fixed(num(b, "min_ratio", path), 2) + " - " +
+                        fixed(num(b, "max_ratio", path), 2)});
+  }
+  doc.table({"core busy, share of the step", "ranks", "run / profile, median", "range"}, rows,
+            {Align::left, Align::right, Align::right, Align::right});
+  doc.paragraph(
+      "For each rank of a point that pinned every rank to a core of its own, with at least " +
+      ms(num(speed, "min_compute_s", "/kernel_speed")) +
+      " ms of predicted compute a step: the time its device operations took in the run (the "
+      "replay's compute, from their CPU times) over the time the profile gives them (the "
+      "prediction's compute, on the same schedule), grouped by the share of the measured step "
+      "its core spent in them. The profile times kernels on a core that computes without a "
+      "pause. A ratio above 1 is time the run's kernels took that the prediction could not "
+      "know; one that grows as the share falls says this machine runs kernels slower on a core "
+      "that mostly waits.");
+}
 
-  doc.heading(2, "Calibration used");
+// The device profile the run used, with its provenance and each pass's own profile.
+std::vector<std::string> profile_items(const Json& run) {
   const Json& profile = at(run, "profile", "");
   std::vector<std::string> items = {
       "Kernels: device profile `" + str(profile, "name", "/profile") + "` (`" +
@@ -312,7 +325,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
     if (prov.contains(key)) items.push_back(std::string(key) + ": `" + str(prov, key, "/profile/provenance") + "`");
   }
   if (run.contains("pass_profiles")) {
-    i = 0;
+    size_t i = 0;
     for (const Json& p : at(run, "pass_profiles", "")) {
       const std::string path = "/pass_profiles/" + std::to_string(i++);
       const Json& pass_prov = at(p, "provenance", path);
@@ -324,33 +337,41 @@ std::string validation_markdown(const Json& run, const std::string& plot,
                       ".");
     }
   }
-  doc.bullets(items);
-  std::vector<std::vector<std::string>> link_rows;
-  i = 0;
+  return items;
+}
+
+// A measured link's row: its round trip, fit, factors and the CPU its messages take.
+std::vector<std::string> link_row(const Json& l, const std::string& path) {
+  return {str(l, "rate", path), fixed(num(l, "rtt_s", path) * 1e6, 1) + " us",
+          fixed(num(l, "latency_s", path) * 1e6, 1) + " us",
+          fixed(num(l, "goodput_bytes_per_s", path) * 8e-6, 1) + " Mbit/s",
+          fixed(num(l, "fixed_cost_s", path) * 1e6, 0) + " us",
+          fixed(num(l, "bandwidth_factor", path), 4),
+          fixed(num(l, "latency_factor", path), 3),
+          fixed(num(l, "residual_max", path) * 100, 1) + "%",
+          l.contains("send_cpu_us_per_message")
+              ? fixed(num(l, "send_cpu_us_per_message", path), 0) + " us"
+              : "-",
+          l.contains("send_cpu_ns_per_byte")
+              ? fixed(num(l, "send_cpu_ns_per_byte", path), 3) + " ns"
+              : "-",
+          l.contains("receive_cpu_us_per_message")
+              ? fixed(num(l, "receive_cpu_us_per_message", path), 0) + " us"
+              : "-",
+          l.contains("receive_cpu_ns_per_byte")
+              ? fixed(num(l, "receive_cpu_ns_per_byte", path), 3) + " ns"
+              : "-",
+          l.contains("waiting_share")
+              ? fixed(num(l, "waiting_share", path) * 100, 1) + "%"
+              : "-"};
+}
+
+// The links the link probe measured, and how the scenario's link model comes from them.
+void add_links(MarkdownDocument& doc, const Json& run) {
+  Rows rows;
+  size_t i = 0;
   for (const Json& l : at(run, "links", "")) {
-    const std::string path = "/links/" + std::to_string(i++);
-    link_rows.push_back({str(l, "rate", path), fixed(num(l, "rtt_s", path) * 1e6, 1) + " us",
-                         fixed(num(l, "latency_s", path) * 1e6, 1) + " us",
-                         fixed(num(l, "goodput_bytes_per_s", path) * 8e-6, 1) + " Mbit/s",
-                         fixed(num(l, "fixed_cost_s", path) * 1e6, 0) + " us",
-                         fixed(num(l, "bandwidth_factor", path), 4),
-                         fixed(num(l, "latency_factor", path), 3),
-                         fixed(num(l, "residual_max", path) * 100, 1) + "%",
-                         l.contains("send_cpu_us_per_message")
-                             ? fixed(num(l, "send_cpu_us_per_message", path), 0) + " us"
-                             : "-",
-                         l.contains("send_cpu_ns_per_byte")
-                             ? fixed(num(l, "send_cpu_ns_per_byte", path), 3) + " ns"
-                             : "-",
-                         l.contains("receive_cpu_us_per_message")
-                             ? fixed(num(l, "receive_cpu_us_per_message", path), 0) + " us"
-                             : "-",
-                         l.contains("receive_cpu_ns_per_byte")
-                             ? fixed(num(l, "receive_cpu_ns_per_byte", path), 3) + " ns"
-                             : "-",
-                         l.contains("waiting_share")
-                             ? fixed(num(l, "waiting_share", path) * 100, 1) + "%"
-                             : "-"});
+    rows.push_back(link_row(l, "/links/" + std::to_string(i++)));
   }
   doc.paragraph(
       "Links, measured with `ralp link-probe` (the cluster's own transport) between two hosts: "
@@ -370,35 +391,41 @@ std::string validation_markdown(const Json& run, const std::string& plot,
              "bandwidth_factor", "latency_factor", "largest fit residual", "CPU per message sent",
              "CPU per byte sent", "CPU per message received", "CPU per byte received",
              "waiting share"},
-            link_rows, {A::left});
+            rows, {Align::left});
+}
 
+// The machine's speed at the end of the run against the profile's, per model.
+void add_speed_check(MarkdownDocument& doc, const Json& run) {
   // Null when the run's profile had no end-to-end step to compare with; older results lack it.
-  if (run.contains("speed_check") && !run.at("speed_check").is_null()) {
-    const Json& check = at(run, "speed_check", "");
-    std::vector<std::vector<std::string>> speed_rows;
-    i = 0;
-    for (const Json& c : at(check, "models", "/speed_check")) {
-      const std::string path = "/speed_check/models/" + std::to_string(i++);
-      speed_rows.push_back({str(c, "model", path), str(c, "batch", path),
-                            ms(num(c, "start_s", path)), ms(num(c, "end_s", path)),
-                            signed_pct(num(c, "change_pct", path))});
-    }
-    doc.paragraph(
-        "This machine's speed during the run: the same kernel calibration again after the last "
-        "point (`" + str(check, "profile", "/speed_check") +
-        "`), each model's end-to-end training step (forward and backward, one core) as the "
-        "run's profile measured it and after the grid. The predictions use the profile's times; "
-        "a change here moves the measured compute, and the error, by about as much." +
-        (prov.contains("steal_pct") && check.contains("steal_pct")
-             ? " The hypervisor took " + str(prov, "steal_pct", "/profile/provenance") + "% and " +
-                   str(check, "steal_pct", "/speed_check") +
-                   "% of the time the cores wanted to run while the two calibrations ran "
-                   "(steal, /proc/stat), which their times include."
-             : std::string()));
-    doc.table({"model", "batch", "profile ms", "after ms", "change"}, speed_rows,
-              {A::left, A::right, A::right, A::right, A::right});
+  if (!run.contains("speed_check") || run.at("speed_check").is_null()) return;
+  const Json& prov = at(at(run, "profile", ""), "provenance", "/profile");
+  const Json& check = at(run, "speed_check", "");
+  Rows rows;
+  size_t i = 0;
+  for (const Json& c : at(check, "models", "/speed_check")) {
+    const std::string path = "/speed_check/models/" + std::to_string(i++);
+    rows.push_back({str(c, "model", path), str(c, "batch", path), ms(num(c, "start_s", path)),
+                    ms(num(c, "end_s", path)), signed_pct(num(c, "change_pct", path))});
   }
+  doc.paragraph(
+      "This machine's speed during the run: the same kernel calibration again after the last "
+      "point (`" + str(check, "profile", "/speed_check") +
+      "`), each model's end-to-end training step (forward and backward, one core) as the "
+      "run's profile measured it and after the grid. The predictions use the profile's times; "
+      "a change here moves the measured compute, and the error, by about as much." +
+      (prov.contains("steal_pct") && check.contains("steal_pct")
+           ? " The hypervisor took " + str(prov, "steal_pct", "/profile/provenance") + "% and " +
+                 str(check, "steal_pct", "/speed_check") +
+                 "% of the time the cores wanted to run while the two calibrations ran "
+                 "(steal, /proc/stat), which their times include."
+           : std::string()));
+  doc.table({"model", "batch", "profile ms", "after ms", "change"}, rows,
+            {Align::left, Align::right, Align::right, Align::right, Align::right});
+}
 
+// How the points that had more ranks than cores shared them, and what the simulator knew of it.
+void add_shared_cores(MarkdownDocument& doc, const Json& run) {
+  const Json& profile = at(run, "profile", "");
   doc.heading(2, "Shared cores");
   int pinned = 0, shared = 0;
   for (const Json& p : at(run, "points", "")) {
@@ -424,33 +451,41 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "slowing the kernels beside it). Workers share with workers because a rank that computes "
       "takes its equal share, while a server that mostly waits would slow the workers' kernels "
       "for most of the step.");
+}
 
+// One point's row: what ran, measured against predicted, replayed, and where the time went.
+std::vector<std::string> point_row(const Json& p, const std::string& path, int64_t passes) {
+  const Json& m = at(p, "measured", path);
+  const Json& q = at(p, "predicted", path);
+  std::vector<std::string> row = {
+      str(p, "model", path), str(p, "strategy", path), str(p, "shape", path),
+      str(p, "rate", path),
+      str(p, "steps", path) + " + " + str(p, "warmup_steps", path),
+      ms(num(m, "step_time_s", path)) + " +- " + ms(num(m, "spread_s", path)),
+      ms(num(q, "step_time_s", path)), signed_pct(num(p, "error_pct", path)),
+      p.contains("replayed") ? ms(num(at(p, "replayed", path), "step_time_s", path)) + " (" +
+                                   signed_pct(num(p, "replay_error_pct", path)) + ")"
+                             : std::string("-"),
+      split(m, path + "/measured"), split(q, path + "/predicted"),
+      ms(num(m, "ps_busy_s", path)) + " / " + ms(num(q, "ps_busy_s", path)),
+      bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
+      bytes_in(m, "worker-0", path + "/measured") + " / " +
+          bytes_in(q, "worker-0", path + "/predicted"),
+      kernel_ratios(p, path),
+      p.contains("steal_pct") && !p.at("steal_pct").is_null()
+          ? fixed(num(p, "steal_pct", path), 1) + "%"
+          : std::string("-")};
+  if (passes > 1) row.insert(row.begin() + 6, pass_times(p, path));
+  return row;
+}
+
+// Every grid point, one row each.
+void add_points(MarkdownDocument& doc, const Json& run, int64_t passes) {
   doc.heading(2, "Points");
-  std::vector<std::vector<std::string>> point_rows;
-  i = 0;
+  Rows rows;
+  size_t i = 0;
   for (const Json& p : at(run, "points", "")) {
-    const std::string path = "/points/" + std::to_string(i++);
-    const Json& m = at(p, "measured", path);
-    const Json& q = at(p, "predicted", path);
-    point_rows.push_back(
-        {str(p, "model", path), str(p, "strategy", path), str(p, "shape", path),
-         str(p, "rate", path),
-         str(p, "steps", path) + " + " + str(p, "warmup_steps", path),
-         ms(num(m, "step_time_s", path)) + " +- " + ms(num(m, "spread_s", path)),
-         ms(num(q, "step_time_s", path)), signed_pct(num(p, "error_pct", path)),
-         p.contains("replayed") ? ms(num(at(p, "replayed", path), "step_time_s", path)) + " (" +
-                                      signed_pct(num(p, "replay_error_pct", path)) + ")"
-                                : std::string("-"),
-         split(m, path + "/measured"), split(q, path + "/predicted"),
-         ms(num(m, "ps_busy_s", path)) + " / " + ms(num(q, "ps_busy_s", path)),
-         bytes_in(m, "ps-0", path + "/measured") + " / " + bytes_in(q, "ps-0", path + "/predicted"),
-         bytes_in(m, "worker-0", path + "/measured") + " / " +
-             bytes_in(q, "worker-0", path + "/predicted"),
-         kernel_ratios(p, path),
-         p.contains("steal_pct") && !p.at("steal_pct").is_null()
-             ? fixed(num(p, "steal_pct", path), 1) + "%"
-             : std::string("-")});
-    if (passes > 1) point_rows.back().insert(point_rows.back().begin() + 6, pass_times(p, path));
+    rows.push_back(point_row(p, "/points/" + std::to_string(i++), passes));
   }
   std::vector<std::string> header = {
       "model", "strategy", "shape", "rate", "steps", "measured ms (IQR)", "predicted ms", "error",
@@ -458,7 +493,7 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       "ps-0 busy ms m / p", "ps-0 in MB m / p", "worker-0 in MB m / p",
       "kernels, run / profile", "steal"};
   if (passes > 1) header.insert(header.begin() + 6, "each pass ms, measured (predicted)");
-  doc.table(header, point_rows, {A::left, A::left, A::left, A::left});
+  doc.table(header, rows, {Align::left, Align::left, Align::left, Align::left});
   doc.paragraph(
       "Shapes: 2-node is 1 PS + 1 worker, or 2 workers for allreduce (scenarios always have ps-0, "
       "which only waits in an allreduce run); 1ps-2w is 1 PS + 2 workers. Times per step; bytes per "
@@ -473,6 +508,31 @@ std::string validation_markdown(const Json& run, const std::string& plot,
       " Steal: the share of the time the ranks' cores wanted "
       "to run that the hypervisor gave to other guests while the run ran (/proc/stat), time the "
       "kernels lost that no profile measured beforehand can know.");
+}
+
+}  // namespace
+
+std::string validation_markdown(const Json& run, const std::string& plot,
+                                const std::optional<std::string>& plot_problem) {
+  MarkdownDocument doc;
+  doc.heading(1, "Validation: `ralp simulate` against `ralp cluster`");
+  const Json& target_json = at(run, "target", "");
+  const Target target{num(target_json, "median_abs_error_pct", "/target"),
+                      num(target_json, "max_abs_error_pct", "/target")};
+  const std::string mode = str(run, "mode", "");
+  // Runs before passes existed measured each point once.
+  const int64_t passes = run.contains("passes") ? static_cast<int64_t>(num(run, "passes", "")) : 1;
+  add_method(doc, run, mode, passes);
+  add_accuracy(doc, run, target, plot, plot_problem);
+  add_replayed_accuracy(doc, run, target);
+  add_repeatability(doc, run, passes);
+  add_kernel_speed(doc, run);
+  doc.heading(2, "Calibration used");
+  doc.bullets(profile_items(run));
+  add_links(doc, run);
+  add_speed_check(doc, run);
+  add_shared_cores(doc, run);
+  add_points(doc, run, passes);
   return doc.text();
 }
 
