@@ -210,6 +210,118 @@ void check_world_size(const Scenario& scenario, int ranks) {
                        std::to_string(ranks) + " (use mpirun -np " + std::to_string(needed) + ")");
 }
 
+namespace {
+
+// This rank's part of a run, the same for every strategy.
+struct RankRun {
+  const Scenario& scenario;
+  const ClusterOptions& options;
+  const Roles& roles;
+  const Role& role;
+  Transport& transport;
+  kernels::Backend& backend;
+  const FaultInjector& faults;
+  MPI_Comm workers_comm;  // the workers only (MPI_Allreduce option), else null
+  int64_t warmup = 0;
+  int64_t steps = 0;      // warm-up included
+  // Waits that may span a whole strategy run (idle ranks, gathering) allow a timeout per step.
+  double patience = 0.0;
+};
+
+// Rank 0 receives every other rank's record of the strategy and summarises them all into its
+// result; the other ranks send theirs and get nullopt.
+std::optional<MeasuredResult> gather_result(const RankRun& r, const PlannedStrategy& planned,
+                                            const StrategyContext& ctx) {
+  Transport& transport = r.transport;
+  const Scenario& scenario = r.scenario;
+  if (transport.rank() != 0) {
+    std::string bytes = to_json(ctx.record).dump();
+    send_bytes(transport, bytes, r.patience);
+    return std::nullopt;
+  }
+  std::vector<RankRecord> records = {ctx.record};
+  for (int rank = 1; rank < r.roles.ranks(); ++rank) {
+    records.push_back(
+        rank_record_from_json(Json::parse(receive_bytes(transport, rank, r.patience))));
+  }
+  MeasuredResult result =
+      summarise(records, scenario.parameter_servers, r.warmup, scenario.batch_per_worker);
+  result.label = planned.spec.label;
+  result.kind = planned.spec.kind;
+  if (planned.cut) {
+    result.cut = head_name(scenario.model, *planned.cut);
+    result.head_layers = head_layer_names(scenario.model, *planned.cut);
+  }
+  if (ctx.uses_ring()) {
+    result.ring =
+        r.options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
+  }
+  if (ctx.uses_shards() && scenario.parameter_servers > 1) {
+    result.shards = shard_shares(ctx.shards, ctx.scenario.model, scenario.parameter_servers);
+  }
+  if (!r.options.keep_messages) result.messages.clear();
+  if (!r.options.keep_timeline) result.timeline.clear();
+  result.backend = r.backend.device_name();
+  result.threads = r.backend.threads();
+  return result;
+}
+
+// Runs one strategy on this rank, from the start handshake to gathering the records and the
+// final parameters; rank 0 adds the strategy's result to `run`.
+void run_strategy(const RankRun& r, const PlannedStrategy& planned, MeasuredRun& run) {
+  const Scenario& scenario = r.scenario;
+  const StrategySpec& spec = planned.spec;
+  start_together(r.transport, r.patience);
+
+  // The model in the head's order, as the simulator runs it.
+  const std::optional<Scenario> reordered =
+      planned.cut && !planned.cut->is_suffix()
+          ? std::optional<Scenario>(scenario_for_head(scenario, *planned.cut))
+          : std::nullopt;
+  const Scenario& headed = reordered ? *reordered : scenario;
+  const std::optional<LayerId> cut =
+      planned.cut ? std::optional<LayerId>(planned.cut->cut()) : std::nullopt;
+  r.transport.begin_strategy(r.steps);
+  StrategyContext ctx{headed,
+                      spec,
+                      cut,
+                      cut.value_or(scenario.model.size()),
+                      r.steps,
+                      r.transport,
+                      r.backend,
+                      r.faults,
+                      {static_cast<float>(scenario.training.learning_rate),
+                       static_cast<float>(scenario.training.momentum), 0.0F},
+                      r.options.allreduce,
+                      r.options.compute_yields,
+                      r.workers_comm,
+                      {},
+                      {}};
+  const schedule::StepPlan step_plan = schedule::make_step_plan(headed, spec, cut);
+  // The schedule's shard plan, so that a balanced assignment is the one the simulator runs.
+  if (ctx.uses_shards()) ctx.shards = step_plan.shard_plan;
+  const schedule::Schedule steps_schedule =
+      schedule::build_schedule(step_plan, scenario.parameter_servers);
+  ctx.record.name = r.role.name();
+  ctx.record.part_done.assign(static_cast<size_t>(r.steps), std::nullopt);
+  ctx.record.start = r.transport.now_reference();
+  const std::unique_ptr<RankActions> actions = make_rank_actions(ctx, steps_schedule);
+  StepExecutor(ctx, steps_schedule, *actions).run();
+  FinalParameters final_parameters = actions->final_parameters();
+  ctx.record.bytes_in = r.transport.bytes_in();
+  ctx.record.bytes_out = r.transport.bytes_out();
+
+  if (auto result = gather_result(r, planned, ctx)) run.results.push_back(std::move(*result));
+  const std::string& dump = r.options.dump_parameters;
+  if (!dump.empty()) {
+    if (r.transport.rank() == 0) std::filesystem::create_directories(dump);
+    const std::string file = (std::filesystem::path(dump) / (spec.label + ".params")).string();
+    gather_parameters(ctx, final_parameters, scenario.model, file, r.patience);
+  }
+}
+
+}  // namespace
+
 std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scenario,
                                        const std::vector<PlannedStrategy>& strategies,
                                        const ClusterOptions& options) {
@@ -243,11 +355,10 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
 
     const int64_t warmup = scenario.warmup_steps;
     const int64_t steps = warmup + options.steps.value_or(scenario.steps);
-    // Waits that may span a whole strategy run (idle ranks, gathering) allow a timeout per step.
-    const double patience = timeout * static_cast<double>(steps + 2);
+    const RankRun r{scenario, options, roles, role, transport, backend, faults, workers_comm,
+                    warmup, steps, timeout * static_cast<double>(steps + 2)};
     for (size_t n = 0; n < strategies.size(); ++n) {
-      const PlannedStrategy& planned = strategies[n];
-      const StrategySpec& spec = planned.spec;
+      const StrategySpec& spec = strategies[n].spec;
       faults.set_strategy(spec.label);
       if (talk) {
         options.progress("ralp cluster: " + spec.label + " (" + std::to_string(n + 1) + " of " +
@@ -255,89 +366,14 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
                          " steps (" + std::to_string(warmup) + " warm-up) on " +
                          std::to_string(roles.ranks()) + " ranks");
       }
-      start_together(transport, patience);
-
-      // The model in the head's order, as the simulator runs it.
-      const std::optional<Scenario> reordered =
-          planned.cut && !planned.cut->is_suffix()
-              ? std::optional<Scenario>(scenario_for_head(scenario, *planned.cut))
-              : std::nullopt;
-      const Scenario& headed = reordered ? *reordered : scenario;
-      const std::optional<LayerId> cut =
-          planned.cut ? std::optional<LayerId>(planned.cut->cut()) : std::nullopt;
-      transport.begin_strategy(steps);
-      StrategyContext ctx{headed,
-                          spec,
-                          cut,
-                          cut.value_or(scenario.model.size()),
-                          steps,
-                          transport,
-                          backend,
-                          faults,
-                          {static_cast<float>(scenario.training.learning_rate),
-                           static_cast<float>(scenario.training.momentum), 0.0F},
-                          options.allreduce,
-                          options.compute_yields,
-                          workers_comm,
-                          {},
-                          {}};
-      const schedule::StepPlan step_plan = schedule::make_step_plan(headed, spec, cut);
-      // The schedule's shard plan, so that a balanced assignment is the one the simulator runs.
-      if (ctx.uses_shards()) ctx.shards = step_plan.shard_plan;
-      const schedule::Schedule steps_schedule =
-          schedule::build_schedule(step_plan, scenario.parameter_servers);
-      ctx.record.name = role.name();
-      ctx.record.part_done.assign(static_cast<size_t>(steps), std::nullopt);
-      ctx.record.start = transport.now_reference();
-      const std::unique_ptr<RankActions> actions = make_rank_actions(ctx, steps_schedule);
-      StepExecutor(ctx, steps_schedule, *actions).run();
-      FinalParameters final_parameters = actions->final_parameters();
-      ctx.record.bytes_in = transport.bytes_in();
-      ctx.record.bytes_out = transport.bytes_out();
-
-      if (rank != 0) {
-        std::string bytes = to_json(ctx.record).dump();
-        send_bytes(transport, bytes, patience);
-      } else {
-        std::vector<RankRecord> records = {ctx.record};
-        for (int r = 1; r < roles.ranks(); ++r) {
-          records.push_back(
-              rank_record_from_json(Json::parse(receive_bytes(transport, r, patience))));
-        }
-        MeasuredResult result =
-            summarise(records, scenario.parameter_servers, warmup, scenario.batch_per_worker);
-        result.label = spec.label;
-        result.kind = spec.kind;
-        if (planned.cut) {
-          result.cut = head_name(scenario.model, *planned.cut);
-          result.head_layers = head_layer_names(scenario.model, *planned.cut);
-        }
-        if (ctx.uses_ring()) {
-          result.ring =
-              options.allreduce == AllreduceImplementation::ring ? "message" : "mpi_allreduce";
-        }
-        if (ctx.uses_shards() && scenario.parameter_servers > 1) {
-          result.shards = shard_shares(ctx.shards, headed.model, scenario.parameter_servers);
-        }
-        if (!options.keep_messages) result.messages.clear();
-        if (!options.keep_timeline) result.timeline.clear();
-        result.backend = backend.device_name();
-        result.threads = backend.threads();
-        run.results.push_back(std::move(result));
-      }
-      if (!options.dump_parameters.empty()) {
-        if (rank == 0) std::filesystem::create_directories(options.dump_parameters);
-        const std::string file =
-            (std::filesystem::path(options.dump_parameters) / (spec.label + ".params")).string();
-        gather_parameters(ctx, final_parameters, scenario.model, file, patience);
-      }
+      run_strategy(r, strategies[n], run);
       if (talk) {
-        const MeasuredResult& r = run.results.back();
+        const MeasuredResult& m = run.results.back();
         char line[256];
         std::snprintf(line, sizeof line,
                       "ralp cluster: %s: median step %.4f s (spread %.4f s), loss %.4f -> %.4f",
-                      r.label.c_str(), r.step_time_median_s, r.step_time_spread_s, r.loss.front(),
-                      r.loss.back());
+                      m.label.c_str(), m.step_time_median_s, m.step_time_spread_s, m.loss.front(),
+                      m.loss.back());
         options.progress(line);
       }
     }
