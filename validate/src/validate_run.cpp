@@ -244,6 +244,15 @@ std::vector<int64_t> probe_sizes(const LinkRate& rate) {
   return sizes;
 }
 
+// The models of a grid, each with its batch per worker, in the order of the grid's points.
+using ModelBatches = std::vector<std::pair<std::string, int64_t>>;
+
+// What the grid asks of the run: the models to calibrate, and the most ranks a point takes.
+struct GridNeeds {
+  ModelBatches models;
+  int max_ranks = 2;
+};
+
 class Runner {
  public:
   explicit Runner(const ValidateOptions& o) : o_(o) {}
@@ -272,6 +281,18 @@ class Runner {
   // and plays the device times a run measured when `replay` names its JSON.
   Json simulate(const fs::path& scenario, const fs::path& json, const std::string& label,
                 const fs::path& trace = {}, const fs::path& replay = {});
+
+  // The steps of run(), in order.
+  GridNeeds needs_of(const std::vector<GridPoint>& grid) const;
+  void open_hosts(int max_ranks);
+  void calibrate_links(ValidationRun& run);
+  // Every pass over the grid; per point, its comparison in each pass.
+  std::vector<std::vector<PointComparison>> run_passes(const std::vector<GridPoint>& grid,
+                                                       const ModelBatches& models,
+                                                       ValidationRun& run);
+  // The profile that predicts pass `pass`; for a later pass, measured now (unless --profile).
+  fs::path profile_for_pass(int pass, const ModelBatches& models, ValidationRun& run);
+  void check_speed(const ModelBatches& models, ValidationRun& run);
 
   const ValidateOptions& o_;
   std::unique_ptr<Hosts> hosts_;
@@ -528,27 +549,21 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
   return c;
 }
 
-ValidationRun Runner::run() {
-  const double start = now_s();
-  ValidationRun run;
-  run.loadavg_start = read_loadavg();
-  run.mode = o_.hostfile ? "hostfile" : "namespaces";
-  cores_ = o_.cores > 0 ? o_.cores : affinity_cores();
-  run.cores = cores_;
-  fs::create_directories(o_.out);
-
-  const auto grid = make_grid(o_.scenarios, o_.shapes, o_.rates, o_.strategies);
-  if (grid.empty()) throw InputError("ralp validate", "", "the grid has no points");
-  std::vector<std::pair<std::string, int64_t>> models;
-  int max_ranks = 2;
+GridNeeds Runner::needs_of(const std::vector<GridPoint>& grid) const {
+  GridNeeds needs;
   for (const auto& p : grid) {
     const Json base = read_json_file(p.scenario_file);
     const auto batch = base.value("batch_per_worker", int64_t{0});
     std::pair<std::string, int64_t> m{p.model, batch};
-    if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
-    max_ranks = std::max(max_ranks, ranks_of(layout_of(p.shape, p.strategy.kind)));
+    if (std::find(needs.models.begin(), needs.models.end(), m) == needs.models.end()) {
+      needs.models.push_back(m);
+    }
+    needs.max_ranks = std::max(needs.max_ranks, ranks_of(layout_of(p.shape, p.strategy.kind)));
   }
+  return needs;
+}
 
+void Runner::open_hosts(int max_ranks) {
   if (o_.hostfile) {
     hosts_ = std::make_unique<HostfileHosts>(*o_.hostfile, o_.hostfile_network, o_.mpirun);
     if (hosts_->capacity() < max_ranks) {
@@ -556,15 +571,16 @@ ValidationRun Runner::run() {
                        "lists " + std::to_string(hosts_->capacity()) + " hosts, the grid needs " +
                            std::to_string(max_ranks));
     }
-  } else {
-    for (const auto& ns : remove_stale_namespaces()) {
-      say("ralp validate: removed " + ns + ", left by an earlier run that was killed");
-    }
-    hosts_ = std::make_unique<NamespaceHosts>(max_ranks, o_.mpirun);
+    return;
   }
+  for (const auto& ns : remove_stale_namespaces()) {
+    say("ralp validate: removed " + ns + ", left by an earlier run that was killed");
+  }
+  hosts_ = std::make_unique<NamespaceHosts>(max_ranks, o_.mpirun);
+}
 
-  run.profile = choose_profile(models);
-  say("ralp validate: profile " + run.profile.name + " (" + run.profile.file.string() + ")");
+// Probes and fits each rate's link into run.links.
+void Runner::calibrate_links(ValidationRun& run) {
   std::vector<LinkProbe> probes;
   for (const auto& rate : o_.rates) {
     check_interrupted();
@@ -583,8 +599,49 @@ ValidationRun Runner::run() {
     run.links.push_back(
         {o_.rates[i], i == fastest ? first : fit_link(o_.rates[i], probes[i], per_message)});
   }
-  run.calibration_s = now_s() - start;
+}
 
+// Each pass is predicted with a calibration measured just before it: the machine's speed moves
+// within minutes, and one moment's profile would weigh on every point.
+fs::path Runner::profile_for_pass(int pass, const ModelBatches& models, ValidationRun& run) {
+  if (pass == 0 || o_.profile) return run.profile.file;
+  const std::string name =
+      "validate-cpu-" + std::to_string(o_.threads) + "t-pass-" + std::to_string(pass + 1);
+  fs::path profile = o_.out / (name + ".json");
+  say("ralp validate: measuring the kernels again for pass " + std::to_string(pass + 1));
+  calibrate_kernels(models, name, profile);
+  const Json pass_profile = read_json_file(profile);
+  run.pass_profiles.push_back({.file = profile,
+                               .name = name,
+                               .reused = false,
+                               .provenance = provenance_of(pass_profile),
+                               .time_sharing_slowdown =
+                                   pass_profile.value("time_sharing_slowdown", 1.0)});
+  return profile;
+}
+
+// A point's progress line: where the run is, the point's errors, and the time left.
+std::string point_line(size_t done, size_t total, int pass, int passes, const GridPoint& point,
+                       const PointComparison& c, double eta_s) {
+  // Appended piece by piece: GCC 12 warns (-Wrestrict) on one long concatenation here.
+  std::string line = "[";
+  line += std::to_string(done) + "/" + std::to_string(total) + "] ";
+  if (passes > 1) {
+    line += "pass ";
+    line += std::to_string(pass + 1) + "/" + std::to_string(passes) + " ";
+  }
+  return line + point.id() + ": measured " + fixed(c.measured.step_time_s * 1e3, 1) +
+         " ms, predicted " + fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" +
+         (c.error_pct() >= 0 ? "+" : "") + fixed(c.error_pct(), 1) + "%), replayed " +
+         fixed(c.replayed.step_time_s * 1e3, 1) + " ms (" +
+         (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) + "%)" +
+         (c.steal_pct ? ", steal " + fixed(*c.steal_pct, 1) + "%" : std::string()) + "; ETA " +
+         duration(eta_s);
+}
+
+std::vector<std::vector<PointComparison>> Runner::run_passes(const std::vector<GridPoint>& grid,
+                                                             const ModelBatches& models,
+                                                             ValidationRun& run) {
   const double grid_start = now_s();
   const int passes = std::max(1, o_.passes);
   const size_t total = grid.size() * static_cast<size_t>(passes);
@@ -592,25 +649,9 @@ ValidationRun Runner::run() {
   size_t done = 0;
   double calibrating_s = 0.0;  // within the grid, left out of the ETA's time per point
   for (int pass = 0; pass < passes; ++pass) {
-    // Each pass is predicted with a calibration measured just before it: the machine's speed
-    // moves within minutes, and one moment's profile would weigh on every point.
-    fs::path profile = run.profile.file;
-    if (pass > 0 && !o_.profile) {
-      const double calibration_start = now_s();
-      const std::string name =
-          "validate-cpu-" + std::to_string(o_.threads) + "t-pass-" + std::to_string(pass + 1);
-      profile = o_.out / (name + ".json");
-      say("ralp validate: measuring the kernels again for pass " + std::to_string(pass + 1));
-      calibrate_kernels(models, name, profile);
-      const Json pass_profile = read_json_file(profile);
-      run.pass_profiles.push_back({.file = profile,
-                                   .name = name,
-                                   .reused = false,
-                                   .provenance = provenance_of(pass_profile),
-                                   .time_sharing_slowdown =
-                                       pass_profile.value("time_sharing_slowdown", 1.0)});
-      calibrating_s += now_s() - calibration_start;
-    }
+    const double calibration_start = now_s();
+    const fs::path profile = profile_for_pass(pass, models, run);
+    calibrating_s += now_s() - calibration_start;
     // Every pass in the same order, so that a point's passes are a whole pass apart, longer than
     // the moments this machine runs slowly; a pass in reverse order measured the points around
     // the turn twice within seconds, and a slow moment there caught both.
@@ -625,47 +666,61 @@ ValidationRun Runner::run() {
       measured[i].push_back(c);
       ++done;
       const double per_point = (now_s() - grid_start - calibrating_s) / static_cast<double>(done);
-      // Appended piece by piece: GCC 12 warns (-Wrestrict) on one long concatenation here.
-      std::string line = "[";
-      line += std::to_string(done) + "/" + std::to_string(total) + "] ";
-      if (passes > 1) {
-        line += "pass ";
-        line += std::to_string(pass + 1) + "/" + std::to_string(passes) + " ";
-      }
-      say(line + point.id() + ": measured " + fixed(c.measured.step_time_s * 1e3, 1) +
-          " ms, predicted " + fixed(c.predicted.step_time_s * 1e3, 1) + " ms (" +
-          (c.error_pct() >= 0 ? "+" : "") + fixed(c.error_pct(), 1) + "%), replayed " +
-          fixed(c.replayed.step_time_s * 1e3, 1) + " ms (" +
-          (c.replay_error_pct() >= 0 ? "+" : "") + fixed(c.replay_error_pct(), 1) + "%)" +
-          (c.steal_pct ? ", steal " + fixed(*c.steal_pct, 1) + "%" : std::string()) + "; ETA " +
-          duration(per_point * static_cast<double>(total - done)));
+      say(point_line(done, total, pass, passes, point, c,
+                     per_point * static_cast<double>(total - done)));
     }
   }
+  return measured;
+}
+
+// This machine's speed can move within minutes; the same kernels measured again after the last
+// point say by how much it moved while the points ran.
+void Runner::check_speed(const ModelBatches& models, ValidationRun& run) {
+  if (!profile_covers(read_json_file(run.profile.file), models)) {
+    say("ralp validate: no speed check: " + run.profile.file.string() +
+        " has no end-to-end step of every model of the grid to compare with");
+    return;
+  }
+  say("ralp validate: measuring the kernels again, to see whether this machine's speed moved "
+      "during the run");
+  const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t-end";
+  run.speed_check_profile = o_.out / (name + ".json");
+  calibrate_kernels(models, name, run.speed_check_profile);
+  const Json end = read_json_file(run.speed_check_profile);
+  run.speed_checks = compare_end_to_end(read_json_file(run.profile.file), end,
+                                        run.speed_check_profile.string());
+  run.speed_check_steal_pct = provenance_of(end)["steal_pct"];
+}
+
+ValidationRun Runner::run() {
+  const double start = now_s();
+  ValidationRun run;
+  run.loadavg_start = read_loadavg();
+  run.mode = o_.hostfile ? "hostfile" : "namespaces";
+  cores_ = o_.cores > 0 ? o_.cores : affinity_cores();
+  run.cores = cores_;
+  fs::create_directories(o_.out);
+
+  const auto grid = make_grid(o_.scenarios, o_.shapes, o_.rates, o_.strategies);
+  if (grid.empty()) throw InputError("ralp validate", "", "the grid has no points");
+  const GridNeeds needs = needs_of(grid);
+  open_hosts(needs.max_ranks);
+  run.profile = choose_profile(needs.models);
+  say("ralp validate: profile " + run.profile.name + " (" + run.profile.file.string() + ")");
+  calibrate_links(run);
+  run.calibration_s = now_s() - start;
+
+  const std::vector<std::vector<PointComparison>> measured = run_passes(grid, needs.models, run);
   for (const auto& point_passes : measured) run.points.push_back(combine_passes(point_passes));
-  run.passes = passes;
+  run.passes = std::max(1, o_.passes);
   hosts_.reset();  // the namespaces go now, before the report is written
   run.summary = summarise(run.points);
   run.replay_summary = summarise(run.points, &PointComparison::replay_error_pct);
-  if (passes > 1) run.repeatability = summarise(run.points, &PointComparison::pass_spread_pct);
+  if (run.passes > 1) run.repeatability = summarise(run.points, &PointComparison::pass_spread_pct);
   run.kernel_speed = kernel_speed(run.points);
 
-  // This machine's speed can move within minutes; the same kernels measured again after the last
-  // point say by how much it moved while the points ran.
   check_interrupted();
-  if (profile_covers(read_json_file(run.profile.file), models)) {
-    say("ralp validate: measuring the kernels again, to see whether this machine's speed moved "
-        "during the run");
-    const std::string name = "validate-cpu-" + std::to_string(o_.threads) + "t-end";
-    run.speed_check_profile = o_.out / (name + ".json");
-    calibrate_kernels(models, name, run.speed_check_profile);
-    const Json end = read_json_file(run.speed_check_profile);
-    run.speed_checks = compare_end_to_end(read_json_file(run.profile.file), end,
-                                          run.speed_check_profile.string());
-    run.speed_check_steal_pct = provenance_of(end)["steal_pct"];
-  } else {
-    say("ralp validate: no speed check: " + run.profile.file.string() +
-        " has no end-to-end step of every model of the grid to compare with");
-  }
+  check_speed(needs.models, run);
   run.loadavg_end = read_loadavg();
   run.wall_s = now_s() - start;
   return run;
