@@ -75,8 +75,9 @@ std::vector<float> random_floats(std::mt19937_64& rng, int64_t count) {
 // One layer's runner and tensors, made when its first benchmark starts. In training a layer's
 // weights have left the last-level cache by the time its forward runs again (the rest of the step
 // passes through it), so each forward here reads the next of enough copies of them to overflow
-// that cache twice: a hot-cache time flattered FC layers by 2x. Backward passes stay on the copy
-// the last forward used, as in training where they follow it.
+// that cache twice: a hot-cache time flatters FC layers, whose passes mostly read weights
+// (`ralp calibrate`'s fidelity line compares the layers' sum with whole steps). Backward passes
+// stay on the copy the last forward used, as in training where they follow it.
 class LayerBench {
  public:
   LayerBench(Backend& backend, const Layer& layer, int64_t batch, uint64_t seed)

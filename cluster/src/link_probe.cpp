@@ -33,9 +33,8 @@ constexpr double kMinIdleWindowS = 0.02;
 constexpr double kMaxIdleWindowS = 0.5;
 // The losses are small, so short transfers repeat beyond the options' repetitions until the
 // size's transfers took this long, up to kMaxCpuRepetitions. The smallest sizes decide the cost
-// per message (ralp validate's fit): with at most 25, a 64 KiB transfer at 1 Gbit cost the
-// sender 171 to 381 us in seven probes of one afternoon and the fitted cost per message 92 to
-// 214 us; with 100, 311 to 324 us and 110 to 130 us in three (about 5 s more per rate).
+// per message (ralp validate's fit): with fewer repetitions it wandered from probe to probe
+// (repeated `ralp link-probe` runs show the spread), and these cost a few seconds more per rate.
 constexpr double kCpuSeriesSeconds = 1.0;
 constexpr int kMaxCpuRepetitions = 100;
 // Each transfer of the CPU series is a train of messages of the size, up to kTrainBytes in all
@@ -43,12 +42,9 @@ constexpr int kMaxCpuRepetitions = 100;
 // beyond its messages (the reply, the waits for it) is not a message's. The sender posts them one
 // at a time, each kMessageSpacing after the previous one's send completed, as a step's pushes
 // follow the layers that produce them, so that each message wakes both ranks' message threads on
-// its own, which is most of what a message costs a computing core. On a 2-vCPU AMD EPYC guest at
-// 1 Gbit a 64 KiB message cost 114 us sent and 79 us received in a train posted at once, 508 and
-// 316 us alone with its exchange's reply, and 345 and 280 us one at a time (1 to 16 KiB: 77 to
-// 84 and 109 to 134 us); a cifar_allconv ps step's compute thread lost 45 to 290 us to each push
-// it handed over (the gaps between its kernels in the run's trace), which the costs of trains
-// posted at once left out.
+// its own, which is most of what a message costs a computing core. A train posted at once shares
+// its wake-ups among its messages and costs each far less than a step's messages cost one at a
+// time (the gaps a push leaves between a ps step's kernels in `ralp cluster --trace`).
 constexpr int64_t kTrainBytes = int64_t{4} << 20;
 constexpr int64_t kMaxTrain = 8;
 constexpr std::chrono::microseconds kMessageSpacing{2000};

@@ -10,21 +10,21 @@ namespace ralp::cluster {
 
 MpiSession::MpiSession() {
   // Open MPI's TCP transport moves bytes only when the rank drives MPI's progress, and reads its
-  // sockets on only one progress call in eight, so a transfer waited for the MPI thread's checks:
-  // a 20 kB ring all-reduce between two idle ranks on loopback took 1.1 ms. With the transport's
-  // own progress thread, which sleeps in epoll until a socket is ready, bytes move as soon as the
-  // network allows (that ring: 0.3 ms).
+  // sockets on only one progress call in eight, so a transfer waited for the MPI thread's checks.
+  // With the transport's own progress thread, which sleeps in epoll until a socket is ready, bytes
+  // move as soon as the network allows (`ralp link-probe`'s round trip, under mpirun with and
+  // without --mca btl_tcp_progress_thread 0, shows the difference).
   // A --mca btl_tcp_progress_thread on mpirun's command line (an environment variable by the
   // time it gets here) still decides.
   setenv("OMPI_MCA_btl_tcp_progress_thread", "1", /*overwrite=*/0);
   // The transport sends everything to a peer, data and the rendezvous' control messages alike,
   // over one socket, and Linux lets a socket's send buffer grow to 4 MB: a control message
   // queued behind megabytes of data waited for them to drain. In a ring all-reduce between two
-  // workers at 1 Gbit, one worker's go-ahead for the other's chunk waited behind its own chunk, and
-  // cifar_alexnet's steps took 197 to 200, 220 to 228 or 242 to 251 ms (one or two ~22 ms stalls);
-  // with this buffer 194 to 209 ms in all but one step of 40, at the same goodput. The kernel
-  // doubles it: a sender keeps up to 256 KiB on its way, enough for 10 Gbit/s at 200 us of round
-  // trip. mpirun's --mca btl_tcp_sndbuf still decides.
+  // workers, one worker's go-ahead for the other's chunk waited behind its own chunk, and some
+  // steps stalled; with this buffer the steps are even, at the same goodput (bench/cluster_steps
+  // prints each strategy's step times and their spread). The kernel doubles it: a sender keeps
+  // up to 256 KiB on its way, enough for 10 Gbit/s at 200 us of round trip. mpirun's --mca
+  // btl_tcp_sndbuf still decides.
   setenv("OMPI_MCA_btl_tcp_sndbuf", "131072", /*overwrite=*/0);
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

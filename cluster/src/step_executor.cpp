@@ -240,7 +240,7 @@ class StepExecutor::MpiThread {
   // The ring's fused buffer and its landing area for chunks to reduce, kept from step to step:
   // allocating them afresh each step made the MPI thread fault in their pages (tens of MB for
   // a large model) while the compute thread ran backward on the same core, which delayed the
-  // ring's first phase by 60 ms of cifar_alexnet's 250 ms step.
+  // ring's first phase by a good share of the step (bench/cluster_steps' allreduce rows).
   std::vector<float> fused_store_, incoming_store_;
 
   // The step in progress.
@@ -386,15 +386,14 @@ void StepExecutor::record_device_stream(const Plan& plan, State& state) {
 // Between checks for messages, the MPI thread sleeps until the compute thread finishes an
 // operation that wakes it (wakes_mpi), begins to wait for one, or the pause ends
 // (Transport::backoff: longer pauses while the compute thread runs than while it waits): every
-// wake-up of the MPI thread takes CPU time from computation on the same core (polling every
-// 50 us made the kernels 30% slower on one core), while a message that arrives is noticed at
-// most one pause late. Other operations' ends do not wake it, nor start its pauses over from
-// the shortest: they are counted when it next looks.
+// wake-up of the MPI thread takes CPU time from computation on the same core (the validation
+// report's "Kernel speed in the runs" shows what the runs' kernels lose), while a message that
+// arrives is noticed at most one pause late. Other operations' ends do not wake it, nor start
+// its pauses over from the shortest: they are counted when it next looks.
 // With no message in flight and no ring in progress, nothing MPI does can complete an
 // operation: the MPI thread sleeps until the compute thread wakes it, waking every
 // kComputeWaitCheck only to check the step's timeout. Polling meanwhile, with the pauses above,
-// slowed the kernels on the same core: cifar_allconv's forward took 7.2 ms a step against
-// 6.5 ms without it, and its backward 16.6 ms against 13.9 ms in a hybrid step.
+// slowed the kernels on the same core (each rank's device times, in `ralp cluster --json`).
 StepExecutor::MpiThread::MpiThread(StepExecutor& executor, const Plan& plan, State& state)
     : exec_(executor),
       ops_(executor.role_.ops),
@@ -687,10 +686,10 @@ bool StepExecutor::MpiThread::advance_ring() {
 // dependents still wait for the compute thread is noticed when that thread wakes this one
 // (wakes_mpi), or begins to wait for one of them (blocked_on). In allreduce the receives of the
 // ring's coordination are posted at the start of a step, and polling for them kept the MPI
-// thread waking 2,900 times a second, taking 11% of the core from the kernels; in hybrid the
-// receive of the head's gradient, posted at the start too, had its first backward layer's device
-// dependencies done all through the forward (they come in stream order, not as dependencies),
-// and polling for it woke the MPI thread about 1,000 times a second while the kernels ran.
+// thread waking at every pause all step long, taking a share of the core from the kernels; in
+// hybrid the receive of the head's gradient, posted at the start too, had its first backward
+// layer's device dependencies done all through the forward (they come in stream order, not as
+// dependencies), and polling for it woke the MPI thread all through the forward's kernels.
 bool StepExecutor::MpiThread::urgent() {
   if (ring_) return true;
   std::lock_guard lock(state_.mutex);

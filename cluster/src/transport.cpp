@@ -16,11 +16,10 @@ namespace {
 constexpr int kSpinChecks = 16;
 // Each check is one MPI progress call. Without the TCP transport's own progress thread (which
 // MpiSession asks for), Open MPI reads its TCP sockets on only one call in eight, so a message
-// that arrived during a pause could wait several checks: the link probe's header-only round trip
-// came out at about 30 us in some runs and 400 to 500 us in others (with the thread, 180 to
-// 210 us in every run). Eight calls per check read the sockets every time, but cost a rank that
-// waits a quarter of its core (ps-0 with two workers at 1 Gbit: 0.62 s of CPU in 2.2 s against
-// 0.20 s in 1.4 s), which the rank sharing that core lost: 57 ms a step against 36 ms.
+// that arrived during a pause could wait several checks, and the link probe's header-only round
+// trip changed from run to run (with the thread it is steady: `ralp link-probe`'s rtt). Eight
+// calls per check read the sockets every time, but cost a rank that waits a large share of its
+// core, which a rank sharing that core loses (the waiting share `ralp link-probe` measures).
 // MPI counts in int: larger pieces travel as several blocks of one message.
 constexpr size_t kMaxBlock = size_t{1} << 30;
 constexpr int kClockRounds = 8;

@@ -129,8 +129,8 @@ class Transport {
   static constexpr std::chrono::microseconds kPollInterval{50};
   // The longest pause between checks while the rank's compute thread runs, and while it only
   // waits (a rank that only waits still shares its core with others on a shared machine). Each
-  // wake-up slows the kernels on the core: with 400 us, compute-bound 2-node steps at 1 Gbit took
-  // 3 to 8% longer than with 2 ms (alternating runs), while steps at 100 Mbit did not change.
+  // wake-up slows the kernels on the core, while a longer pause only notices a message up to a
+  // pause later, little beside a step's transfers (bench/cluster_steps times the steps).
   static constexpr std::chrono::microseconds kComputingPoll{2000};
   static constexpr std::chrono::microseconds kIdlePoll{200};
   // The `round`-th pause of a rank that computes meanwhile or not: from kPollInterval, doubling

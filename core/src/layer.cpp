@@ -294,8 +294,8 @@ LayerWork Layer::work(int64_t batch) const {
       break;
     case LayerKind::flatten:
       // A copy, as concat's: the kernels reorder the convolutions' layout into the plain one the
-      // fully connected layers read, and the gradient back (0.10 and 0.15 ms of cifar_alexnet's
-      // step at batch 32 on one core).
+      // fully connected layers read, and the gradient back (a measured profile has its passes'
+      // times: `ralp calibrate` times flatten like any layer).
     case LayerKind::concat:
       break;
   }

@@ -19,7 +19,9 @@
 //                   one flow per ring edge where that is exact)
 // A completion known ahead of the clock (a device operation's end) reaches an actor as the time
 // to start at. One mailbox per (sender, receiver) pair and one outstanding receive per connection
-// keep each actor's pending activities few (see ../shared/notes).
+// keep each actor's pending activities few: SimGrid 3.32 keeps them in a linked list (completing
+// one is linear in their number) and scans a mailbox's queue linearly, so many outstanding
+// communications per actor or mailbox make a step quadratic in them.
 #include "ralp/sim/step_model.hpp"
 
 #include <algorithm>

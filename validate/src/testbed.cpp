@@ -23,10 +23,9 @@ constexpr const char* kTbfLatency = "100ms";
 // The most bytes one TCP connection may keep queued below its socket on a host
 // (net.ipv4.tcp_limit_output_bytes, set in each host's namespace). The shaper is one FIFO queue,
 // and this machine's Linux lets a connection queue 4 MiB there: a parameter server's pulls to one
-// worker filled it before the other's (cifar_allconv ps, 1 PS + 2 workers at 100 Mbit: the last
-// pull reached the workers 58 and 90 ms into the step), and a host's acknowledgements waited
-// behind its own data (cifar_alexnet allreduce at 1 Gbit: 242 ms a step). With 64 KiB the
-// connections take turns, as on a fair link: 86 and 90 ms, and 221 ms; goodput is unchanged.
+// worker filled it before the other's, and a host's acknowledgements waited behind its own data.
+// With 64 KiB the connections take turns, as on a fair link, at the same goodput (`ralp cluster
+// --trace` shows when each pull reaches its worker).
 constexpr const char* kQueuedBytesPerConnection = "65536";
 constexpr double kCommandTimeoutS = 30.0;
 constexpr int kBridgeHost = 254;

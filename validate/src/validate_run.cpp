@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 // Link probes: payloads from 1 KiB growing 4x while one transfer takes under this long at the
 // rate, at least kMinProbeSizes of them. From 1 KiB, as most of a step's messages are small (a
 // batch norm's parameters, a first convolution's), and the transport sends those at once where
-// it asks the receiver first for 64 KiB and more: at 1 Gbit 1 to 16 KiB cost the sender 77 to
-// 84 us each, 64 KiB 345 us.
+// it asks the receiver first for 64 KiB and more, so a small message costs the sender far less
+// than a large one (the probe's CPU series gives the cost of each size).
 constexpr double kProbeMaxTransferS = 0.5;
 constexpr int64_t kProbeFirstSize = 1024;
 constexpr size_t kMinProbeSizes = 3;

@@ -19,7 +19,8 @@ namespace {
 constexpr size_t kAlignment = 64;  // one cache line, the widest AVX-512 load
 // The caches of the first CPU, as Linux describes them (index0 .. indexN, each with its level and
 // size). sysconf(_SC_LEVEL3_CACHE_SIZE) reads CPUID instead, which virtual machines fill with
-// figures that are not the host's: 320 MiB for a 32 MiB L3 on the build machines.
+// figures that are not the host's (a measured profile records the size it used:
+// last_level_cache_bytes).
 constexpr const char* kSysfsCacheFolder = "/sys/devices/system/cpu/cpu0/cache";
 
 class HostStorage final : public TensorStorage {
@@ -212,15 +213,14 @@ bool has_avx512() {
 }  // namespace
 
 // From both layouts of every AlexNet and VGG-16 convolution and FC pass measured side by side
-// (bench/kernels_bench.cpp; figures in docs/calibration.md). With AVX-512 (oneDNN 2.6's
-// avx512_core kernels), forward passes are faster channels-last; backward-data passes are faster
-// blocked from 128 input channels on (VGG-16's conv4_1 by 1.3 to 1.6 times) and on AlexNet's
-// 27x27 conv2, channels-last on VGG-16's 64-channel images; backward-weight passes are faster
-// blocked on images from 28x28 on (VGG-16's conv1_1 by 1.85 times) and channels-last on smaller
-// ones. With AVX2 only, oneDNN's channels-last kernels lose to the blocked ones in nearly every
-// pass (backward-weight by up to 4.6 times), reorders included; only a first layer's forward,
-// whose 3 input channels fill no block, is faster channels-last. FC layers are faster on plain
-// weights everywhere: a blocked layout's weight reorder re-reads every weight each pass.
+// (bench/kernels_bench.cpp prints them, marking the layout this function picks). With AVX-512
+// (oneDNN 2.6's avx512_core kernels), forward passes are faster channels-last; backward-data
+// passes are faster blocked from 128 input channels on and on AlexNet's 27x27 conv2,
+// channels-last on VGG-16's 64-channel images; backward-weight passes are faster blocked on
+// images from 28x28 on and channels-last on smaller ones. With AVX2 only, oneDNN's channels-last
+// kernels lose to the blocked ones in nearly every pass, reorders included; only a first layer's
+// forward, whose 3 input channels fill no block, is faster channels-last. FC layers are faster on
+// plain weights everywhere: a blocked layout's weight reorder re-reads every weight each pass.
 CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass) {
   if (layer.kind() != LayerKind::conv2d) return CpuPassLayout::channels_last;
   const TensorShape& in = layer.input_shapes.front();

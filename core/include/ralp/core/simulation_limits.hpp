@@ -9,8 +9,8 @@
 namespace ralp {
 
 // The most workers one simulation runs. Each worker costs SimGrid actors (one per stream of its
-// role and of the parameter server's connection to it) with their stacks: VGG-16 at 16,384
-// workers needs about 6.5 GB (measured, README "Simulator speed").
+// role and of the parameter server's connection to it) with their stacks: memory, not time,
+// bounds it (bench/sim_steps prints the peak memory of VGG-16 up to this many workers).
 inline constexpr int64_t kMaxSimulatedWorkers = 16384;
 
 // Throws InputError naming /cluster/workers when the scenario has more workers than the

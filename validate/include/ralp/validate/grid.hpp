@@ -40,9 +40,8 @@ int ranks_of(const Layout& layout);
 // scenario says which share (shared_cores, DerivedSettings::shared_devices) so that the
 // prediction divides those cores between them. Workers share with workers because two ranks that
 // compute split a core as the simulator divides it, equally; a server that mostly waits does not
-// take its share: each of its thousands of wake-ups a second slows the kernels beside it (on this
-// kind of machine, cifar_allconv's worker sharing with ps-0 computed 32 to 45 ms a step against
-// 23 ms alone, where the prediction had no slowdown).
+// take its share: each of its thousands of wake-ups a second slows the kernels beside it (the
+// waiting share `ralp link-probe` measures, cluster.message_cpu.waiting_share).
 std::vector<std::optional<int>> pin_ranks(const Layout& layout, int cores);
 // True when pin_ranks gives every rank a core of its own.
 bool fits_cores(const Layout& layout, int cores);

@@ -49,10 +49,9 @@ struct ValidateOptions {
   int calibrate_repetitions = 3;
   double calibrate_min_time_s = 0.02;
   // Steps of each model's in-step timing: the machine's speed moves from step to step, and the
-  // in-step layer times are to describe a typical step, as a point's median does. Five
-  // calibrations in a row on the 2-vCPU development machine summed the two CIFAR nets' in-step
-  // layer times to 58.1-62.5 ms with 30 steps, 61.0-63.7 ms with 150 (their fc layers 8.9-10.0
-  // and 10.0-10.4 ms).
+  // in-step layer times are to describe a typical step, as a point's median does. With fewer
+  // steps, calibrations in a row disagree more (`ralp calibrate --model-steps N`, repeated, shows
+  // the spread).
   int calibrate_model_steps = 150;
   std::function<void(const std::string&)> progress;  // one line at a time, for stderr
 };
