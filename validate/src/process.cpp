@@ -54,6 +54,33 @@ int exit_status(int wait_status) {
   return -1;
 }
 
+// This process's environment, with `overrides` replacing or adding variables.
+std::vector<std::string> environment_with(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (!overrides.contains(key)) env_strings.push_back(entry);
+  }
+  for (const auto& [key, value] : overrides) env_strings.push_back(key + "=" + value);
+  return env_strings;
+}
+
+// In the forked child: its own process group, stdout and stderr into `out`, stdin from /dev/null,
+// then the command; it exits kExitCannotExec when the command cannot start.
+[[noreturn]] void exec_child(std::vector<char*>& args, std::vector<char*>& envp, int out) {
+  setpgid(0, 0);
+  // The child's own signal dispositions are the defaults, whatever the parent installed.
+  for (const int s : kSignals) signal(s, SIG_DFL);
+  signal(SIGPIPE, SIG_DFL);
+  dup2(out, STDOUT_FILENO);
+  dup2(out, STDERR_FILENO);
+  const int null_fd = open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+  execvpe(args[0], args.data(), envp.data());
+  _exit(kExitCannotExec);
+}
+
 }  // namespace
 
 Interrupted::Interrupted(int signal)
@@ -86,13 +113,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (argv.empty()) throw std::runtime_error("run_process: empty command");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(strerror(errno)));
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    const std::string key = entry.substr(0, entry.find('='));
-    if (!options.env.contains(key)) env_strings.push_back(entry);
-  }
-  for (const auto& [key, value] : options.env) env_strings.push_back(key + "=" + value);
+  const std::vector<std::string> env_strings = environment_with(options.env);
   std::vector<char*> args, envp;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -105,18 +126,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     close(fds[1]);
     throw std::runtime_error("fork: " + std::string(strerror(errno)));
   }
-  if (pid == 0) {
-    setpgid(0, 0);
-    // The child's own signal dispositions are the defaults, whatever the parent installed.
-    for (const int s : kSignals) signal(s, SIG_DFL);
-    signal(SIGPIPE, SIG_DFL);
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    execvpe(args[0], args.data(), envp.data());
-    _exit(kExitCannotExec);
-  }
+  if (pid == 0) exec_child(args, envp, fds[1]);
   setpgid(pid, pid);  // also here, so that the group exists before any kill below
   close(fds[1]);
 
