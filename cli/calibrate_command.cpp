@@ -195,6 +195,7 @@ void add_calibrate_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<CalibrateOptions>();
   auto* sub = app.add_subcommand(
       "calibrate",
+      "Time the layer shapes on this machine's kernels into a profile.\n"
       "Measure each distinct layer shape of models on this machine's kernels (forward, "
       "backward-data, backward-weight), the PS-side costs and an end-to-end forward+backward, "
       "and write a measured device profile with a fitted cost model");

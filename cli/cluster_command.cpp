@@ -114,6 +114,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<ClusterCommandOptions>();
   auto* cmd = app.add_subcommand(
       "cluster",
+      "Run the strategies as a real MPI cluster and measure the step.\n"
       "Run the scenario's strategies as a real cluster under mpirun (parameter servers first, "
       "then workers, one rank each), training its model on synthetic data with the real kernels, "
       "and print the measured step time, phase split and bytes: mpirun -np P+W ralp cluster "

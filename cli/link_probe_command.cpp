@@ -16,6 +16,7 @@ void add_link_probe_command(CLI::App& app, Action& action) {
   auto json = std::make_shared<std::string>("-");
   auto* cmd = app.add_subcommand(
       "link-probe",
+      "Time a link and each message's CPU cost between two MPI ranks.\n"
       "Time the link between two MPI ranks with the cluster transport: round-trip time of "
       "header-only messages and bulk transfers of growing size, then the CPU time a message of "
       "each size takes from computation on each rank's core (in trains of up to 4 MiB and 8 "

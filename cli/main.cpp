@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +57,20 @@ void check_output_path(const std::string& option, const std::string& path) {
 
 namespace {
 
+// Lists each subcommand on one line, the first line of its description without its full stop;
+// the rest shows in the subcommand's own --help, which prints the whole description.
+class OneLineSubcommands : public CLI::Formatter {
+ public:
+  std::string make_subcommand(const CLI::App* sub) const override {
+    const std::string& description = sub->get_description();
+    std::string summary = description.substr(0, description.find('\n'));
+    if (summary.ends_with('.')) summary.pop_back();
+    std::stringstream out;
+    CLI::detail::format_help(out, sub->get_display_name(true), summary, column_width_);
+    return out.str();
+  }
+};
+
 // CLI11 answers a mistyped subcommand with "A subcommand is required"; this names the word, the
 // subcommands that exist there and the one meant. Throws InputError for a word where a
 // subcommand is required that names none.
@@ -92,11 +108,11 @@ void check_subcommands(const CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   using namespace ralp::cli;
   CLI::App app{
-      "ralp predicts how long a CNN training step takes on a cluster under a parameter server "
-      "(ps), Resource-Aware Layer Placement (ralp), ring all-reduce (allreduce) and a hybrid, "
-      "with a SimGrid simulation driven by measured kernel times, and checks itself on real "
-      "runs.",
+      "ralp predicts CNN training step times under ps, ralp, allreduce and hybrid strategies.\n"
+      "It simulates each step in SimGrid with measured kernel times, searches where to cut the\n"
+      "model, and checks itself on real runs. Each subcommand's --help says more.",
       "ralp"};
+  app.formatter(std::make_shared<OneLineSubcommands>());
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("ralp 0.1.0"));
   Action action;

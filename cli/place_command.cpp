@@ -202,6 +202,7 @@ void add_place_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<PlaceCommandOptions>();
   auto* cmd = app.add_subcommand(
       "place",
+      "Rank every cut, simulate the best, say whether splitting pays.\n"
       "Search where to cut the model: rank every candidate cut of each strategy with cut \"auto\" "
       "by the analytic model, simulate the best K, and say whether splitting pays at all");
   cmd->add_option("scenario", options->scenario, "Scenario file (JSON)")->required();

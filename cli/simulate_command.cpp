@@ -174,6 +174,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<SimulateOptions>();
   auto* cmd = app.add_subcommand(
       "simulate",
+      "Predict each strategy's step: times, traffic, verdict.\n"
       "Simulate the scenario's training steps under each of its strategies and print a table of "
       "step time, images/s, speedups, traffic, the busiest link and each worker's compute / "
       "communication / waiting split");

@@ -167,6 +167,7 @@ void add_sweep_command(CLI::App& app, Action& action) {
   auto options = std::make_shared<SweepCommandOptions>();
   auto* cmd = app.add_subcommand(
       "sweep",
+      "Run a scenario over axes of workers, bandwidth, batch and more.\n"
       "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers and "
       "latency (the cartesian product, in that order), points in parallel worker processes, and "
       "write DIR/sweep.csv (in point order, as points finish) and DIR/sweep.json "

@@ -207,6 +207,7 @@ void add_validate_command(CLI::App& app, Action& action) {
   auto o = std::make_shared<ValidateCommandOptions>();
   auto* cmd = app.add_subcommand(
       "validate",
+      "Check predictions against real runs on shaped namespace hosts.\n"
       "Measure how close `ralp simulate` comes to real `ralp cluster` runs: as root, hosts as "
       "network namespaces with tc-shaped links on this machine (or --hostfile machines), "
       "calibrated kernels and links, a grid of nets x strategies x rates x shapes; prints the "
