@@ -109,8 +109,13 @@ std::string conv_bn(ModelBuilder& b, const std::string& prefix, int64_t out, int
   return last;
 }
 
-// torchvision.models.resnet18/50/101/152 (v1.5: the bottleneck's stride sits on its 3x3).
-LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<int>& blocks) {
+// Where a bottleneck block's stride sits: torchvision's v1.5 puts it on the 3x3, the original
+// ResNet (v1, as tf_cnn_benchmarks 2017 ran it) on the first 1x1.
+enum class StrideOn { conv3x3, conv1x1 };
+
+// torchvision.models.resnet18/50/101/152 (v1.5), or v1 with `stride_on` conv1x1.
+LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<int>& blocks,
+                  StrideOn stride_on = StrideOn::conv3x3) {
   ModelBuilder b(name, kImageNet224);
   b.conv("conv1", 64, 7, 2, 3, {}, kNoBias);
   b.batch_norm("bn1");
@@ -126,8 +131,9 @@ LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<in
       const std::string in = x;
       std::string y;
       if (bottleneck) {
-        y = conv_bn(b, p, planes, 1, 1, 0, in, true, 1e-5, "1");
-        y = conv_bn(b, p, planes, 3, stride, 1, y, true, 1e-5, "2");
+        const bool v1 = stride_on == StrideOn::conv1x1;
+        y = conv_bn(b, p, planes, 1, v1 ? stride : 1, 0, in, true, 1e-5, "1");
+        y = conv_bn(b, p, planes, 3, v1 ? 1 : stride, 1, y, true, 1e-5, "2");
         y = conv_bn(b, p, planes * expansion, 1, 1, 0, y, false, 1e-5, "3");
       } else {
         y = conv_bn(b, p, planes, 3, stride, 1, in, true, 1e-5, "1");
@@ -361,6 +367,12 @@ const std::vector<ZooModel>& zoo() {
        [] { return resnet("resnet101", true, {3, 4, 23, 3}); }},
       {{"resnet152", "ResNet-152 (v1.5), torchvision definition, 3x224x224"},
        [] { return resnet("resnet152", true, {3, 8, 36, 3}); }},
+      {{"resnet50_tf", "ResNet-50 v1 (stride on the first 1x1), tf_cnn_benchmarks 2017, 3x224x224"},
+       [] { return resnet("resnet50_tf", true, {3, 4, 6, 3}, StrideOn::conv1x1); }},
+      {{"resnet101_tf", "ResNet-101 v1 (stride on the first 1x1), tf_cnn_benchmarks 2017, 3x224x224"},
+       [] { return resnet("resnet101_tf", true, {3, 4, 23, 3}, StrideOn::conv1x1); }},
+      {{"resnet152_tf", "ResNet-152 v1 (stride on the first 1x1), tf_cnn_benchmarks 2017, 3x224x224"},
+       [] { return resnet("resnet152_tf", true, {3, 8, 36, 3}, StrideOn::conv1x1); }},
       {{"googlenet", "GoogLeNet, torchvision definition without auxiliary heads, 3x224x224"},
        googlenet},
       {{"inception_v3", "Inception-v3, torchvision definition without auxiliary head, 3x299x299"},

@@ -26,7 +26,8 @@ const Reference kReferences[] = {
     {"resnet50", 25557032, 4.09},      {"resnet101", 44549160, 7.80},
     {"resnet152", 60192808, 11.51},    {"googlenet", 6624904, 1.50},
     {"inception_v3", 23834568, 5.71},  {"cifar_alexnet", 4778954, -1},
-    {"cifar_allconv", 141034, -1},
+    {"cifar_allconv", 141034, -1},     {"resnet50_tf", 25557032, -1},
+    {"resnet101_tf", 44549160, -1},    {"resnet152_tf", 60192808, -1},
 };
 
 double conv_fc_macs(const LayerGraph& graph) {
@@ -62,6 +63,22 @@ TEST(Zoo, MultiplyAccumulatesMatchTorchvisionsTable) {
     const double gmacs = conv_fc_macs(*zoo_model(ref.model)) / 1e9;
     EXPECT_NEAR(gmacs, ref.gmacs, 0.005) << ref.model;
   }
+}
+
+TEST(Zoo, ResNetV1MovesTheStrideToTheFirst1x1) {
+  // v1 and v1.5 differ only in the first block of stages 2-4: its 1x1 (in -> planes) runs at the
+  // stage's output resolution H/2 instead of the input's H, saving in*planes*H^2*3/4 each:
+  // 256*128*56^2, 512*256*28^2 and 1024*512*14^2 all give 102,760,448 x 3/4 = 77,070,336.
+  const double saved = 3 * 77070336.0;
+  for (const std::string depth : {"50", "101", "152"}) {
+    const double v15 = conv_fc_macs(*zoo_model("resnet" + depth));
+    const double v1 = conv_fc_macs(*zoo_model("resnet" + depth + "_tf"));
+    EXPECT_DOUBLE_EQ(v15 - v1, saved) << depth;
+  }
+  const LayerGraph v1 = *zoo_model("resnet50_tf");
+  const auto& a = std::get<Conv2dAttrs>(v1.layer(*v1.find("layer2.0.conv1")).spec.attrs);
+  EXPECT_EQ(a.stride_h, 2);
+  EXPECT_EQ(v1.layer(*v1.find("layer2.0.conv2")).input_shapes[0].height, 28);
 }
 
 TEST(Zoo, Vgg16ForwardFlopsByHand) {
