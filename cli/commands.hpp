@@ -39,6 +39,7 @@ void add_validate_command(CLI::App& app, Action& action);
 void add_place_command(CLI::App& app, Action& action);
 void add_sweep_command(CLI::App& app, Action& action);
 void add_report_command(CLI::App& app, Action& action);
+void add_published_command(CLI::App& app, Action& action);
 
 // One line saying which shard holds which layers of a ps or ralp result with several shards
 // ("ps: variables on 2 shards (balanced): ps-0 4 MB: conv1, fc3; ps-1 ..."); long lists become

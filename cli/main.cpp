@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   add_place_command(app, action);
   add_sweep_command(app, action);
   add_report_command(app, action);
+  add_published_command(app, action);
 
   try {
     check_subcommands(app, argc, argv);

@@ -79,6 +79,10 @@ std::string in_out(const StrategyResult& r, const std::string& host) {
 }
 
 std::string sources_line(const ComputeSources& s) {
+  if (s.published > 0) {
+    return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.published) +
+           " layers fitted to published kernel timings";
+  }
   return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.measured) +
          " layers measured, " + std::to_string(s.fitted) + " fitted, " +
          std::to_string(s.datasheet) + " from the datasheet";

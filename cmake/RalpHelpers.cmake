@@ -12,6 +12,7 @@ set(RALP_PARTS_ALLOWED_sweep "core;schedule;sim;placement;reports")
 set(RALP_PARTS_ALLOWED_cluster "core;schedule;kernels")
 set(RALP_PARTS_ALLOWED_validate "core;sim")
 set(RALP_PARTS_ALLOWED_reports "core")
+set(RALP_PARTS_ALLOWED_published "core")
 
 set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
 

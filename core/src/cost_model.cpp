@@ -3,6 +3,7 @@
 
 #include "ralp/core/datasheet.hpp"
 #include "ralp/core/measured_profile.hpp"
+#include "ralp/core/published_model.hpp"
 
 namespace ralp {
 
@@ -12,6 +13,8 @@ std::string_view to_string(CostSource source) {
       return "measured";
     case CostSource::fitted:
       return "fitted";
+    case CostSource::published:
+      return "published";
     case CostSource::datasheet:
       return "datasheet";
   }
@@ -19,12 +22,20 @@ std::string_view to_string(CostSource source) {
 }
 
 LayerKey make_layer_key(const Layer& layer, int64_t batch) {
-  return {layer.signature(), layer.kind(), batch, layer.work(batch)};
+  LayerKey key{layer.signature(), layer.kind(), batch, layer.work(batch)};
+  if (!layer.input_shapes.empty()) key.input = layer.input_shapes.front();
+  key.output = layer.output;
+  key.attrs = layer.spec.attrs;
+  key.needs_input_gradient = layer.needs_input_gradient;
+  return key;
 }
 
 std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile) {
   if (profile.source == ProfileSource::measured) {
     return std::make_unique<MeasuredProfileModel>(profile);
+  }
+  if (profile.source == ProfileSource::published) {
+    return std::make_unique<PublishedGpuModel>(profile);
   }
   return std::make_unique<Roofline>(make_datasheet_model(profile));
 }
@@ -49,6 +60,9 @@ ModelCost model_cost(const LayerGraph& graph, const CostModel& model, int64_t ba
           break;
         case CostSource::fitted:
           ++out.fitted;
+          break;
+        case CostSource::published:
+          ++out.published;
           break;
         case CostSource::datasheet:
           ++out.datasheet;

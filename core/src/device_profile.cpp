@@ -16,7 +16,7 @@ constexpr double kSumArraysPerGradientByte = 3.0;
 constexpr double kUpdateArraysPerGradientByte = 5.0;
 
 const std::vector<std::string> kDeviceKinds{"cpu", "gpu"};
-const std::vector<std::string> kSources{"datasheet", "measured"};
+const std::vector<std::string> kSources{"datasheet", "measured", "published"};
 
 std::vector<std::string> layer_kind_names() {
   std::vector<std::string> out;
@@ -55,6 +55,40 @@ void parse_host(ObjectReader& parent, DeviceProfile& profile) {
   host.threads = static_cast<int>(r.optional_integer("threads", 1, kMaxThreads).value_or(0));
   r.finish();
   profile.host = std::move(host);
+}
+
+void parse_kernel_model(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("kernel_model");
+  if (value == nullptr) return;
+  ObjectReader r(*value, parent.path_of("kernel_model"), parent.file());
+  std::array<double, kKernelParamCount> values{};
+  for (size_t i = 0; i + 1 < values.size(); ++i) {  // every parameter but the launch
+    const ParamBounds& b = kKernelParamBounds[i];
+    values[i] = r.number(b.name, b.low, b.high);
+  }
+  GpuKernelParams params = params_from_array(values);
+  params.launch = r.seconds("launch");
+  r.finish();
+  profile.kernel_model = params;
+}
+
+void parse_published(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("published");
+  if (value == nullptr) return;
+  ObjectReader r(*value, parent.path_of("published"), parent.file());
+  PublishedFit f;
+  f.source = r.string("source");
+  f.rows = r.integer("rows", 0, int64_t{1} << 40);
+  f.median_error = r.number("median_error", 0.0, 1e6);
+  f.max_error = r.number("max_error", 0.0, 1e6);
+  f.loso_median_error = r.optional_number("loso_median_error", 0.0, 1e6).value_or(0.0);
+  f.loso_max_error = r.optional_number("loso_max_error", 0.0, 1e6).value_or(0.0);
+  f.derived_from = r.optional_string("derived_from").value_or("");
+  f.architecture_efficiency = r.optional_number("architecture_efficiency", 0.01, 10.0).value_or(1.0);
+  f.architecture_row = r.optional_string("architecture_row").value_or("");
+  f.framework_layer_overhead = r.optional_seconds("framework_layer_overhead").value_or(Seconds(0.0));
+  r.finish();
+  profile.published = std::move(f);
 }
 
 void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
@@ -156,7 +190,15 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
 std::string_view to_string(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "gpu"; }
 
 std::string_view to_string(ProfileSource source) {
-  return source == ProfileSource::datasheet ? "datasheet" : "measured";
+  switch (source) {
+    case ProfileSource::datasheet:
+      return "datasheet";
+    case ProfileSource::measured:
+      return "measured";
+    case ProfileSource::published:
+      return "published";
+  }
+  return "unknown";
 }
 
 DeviceProfile parse_device_profile(const Json& value, const std::string& path,
@@ -166,9 +208,10 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.name = r.string("name");
   p.description = r.optional_string("description").value_or(p.name);
   p.kind = r.choice("kind", kDeviceKinds) == "cpu" ? DeviceKind::cpu : DeviceKind::gpu;
-  p.source = r.optional_choice("source", kSources).value_or("datasheet") == "measured"
-                 ? ProfileSource::measured
-                 : ProfileSource::datasheet;
+  const std::string source = r.optional_choice("source", kSources).value_or("datasheet");
+  p.source = source == "measured"    ? ProfileSource::measured
+             : source == "published" ? ProfileSource::published
+                                     : ProfileSource::datasheet;
   p.origin = r.optional_string("origin").value_or("");
   r.require("peak_flops", "a rate such as \"11.3TFLOPS\"");
   p.peak_flops = *r.optional_flops_rate("peak_flops");
@@ -183,6 +226,15 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.update_rate =
       r.optional_bandwidth("update_rate").value_or(achieved / kUpdateArraysPerGradientByte);
   p.time_sharing_slowdown = r.optional_number("time_sharing_slowdown", 1.0, 10.0).value_or(1.0);
+  p.multiprocessors =
+      static_cast<int>(r.optional_integer("multiprocessors", 1, 100000).value_or(0));
+  parse_kernel_model(r, p);
+  parse_published(r, p);
+  if (p.source == ProfileSource::published &&
+      (!p.kernel_model || !p.published || p.multiprocessors == 0)) {
+    r.fail(!p.kernel_model ? "kernel_model" : !p.published ? "published" : "multiprocessors",
+           "is missing, expected it in a profile whose source is \"published\"");
+  }
   parse_measured(r, p);
   // Profiles written before "host" existed recorded the CPU in their provenance.
   if (!p.host && p.source == ProfileSource::measured && p.provenance.contains("cpu_model")) {
@@ -221,6 +273,30 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["gradient_sum_rate"] = p.gradient_sum_rate.value();
   j["update_rate"] = p.update_rate.value();
   if (p.time_sharing_slowdown != 1.0) j["time_sharing_slowdown"] = p.time_sharing_slowdown;
+  if (p.multiprocessors > 0) j["multiprocessors"] = p.multiprocessors;
+  if (p.kernel_model) {
+    const auto values = as_array(*p.kernel_model);
+    Json k = Json::object();
+    for (size_t i = 0; i + 1 < values.size(); ++i) {
+      k[std::string(kKernelParamBounds[i].name)] = values[i];
+    }
+    k["launch"] = p.kernel_model->launch.value();
+    j["kernel_model"] = k;
+  }
+  if (p.published) {
+    const PublishedFit& f = *p.published;
+    Json q = {{"source", f.source},
+              {"rows", f.rows},
+              {"median_error", f.median_error},
+              {"max_error", f.max_error},
+              {"loso_median_error", f.loso_median_error},
+              {"loso_max_error", f.loso_max_error}};
+    if (!f.derived_from.empty()) q["derived_from"] = f.derived_from;
+    if (f.architecture_efficiency != 1.0) q["architecture_efficiency"] = f.architecture_efficiency;
+    if (!f.architecture_row.empty()) q["architecture_row"] = f.architecture_row;
+    q["framework_layer_overhead"] = f.framework_layer_overhead.value();
+    j["published"] = q;
+  }
   if (p.host) {
     j["host"] = {{"cpu_model", p.host->cpu_model}};
     if (!p.host->gpu_model.empty()) j["host"]["gpu_model"] = p.host->gpu_model;

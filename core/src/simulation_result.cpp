@@ -9,13 +9,15 @@ namespace {
 Json sources_json(const ComputeSources& s) {
   return {{"profile", s.profile},   {"profile_source", s.profile_source},
           {"cost_model", s.cost_model}, {"measured_layers", s.measured},
-          {"fitted_layers", s.fitted},  {"datasheet_layers", s.datasheet}};
+          {"fitted_layers", s.fitted},  {"datasheet_layers", s.datasheet},
+          {"published_layers", s.published}};
 }
 
 ComputeSources sources_from(const Json& j) {
   return {j.at("profile").get<std::string>(),        j.at("profile_source").get<std::string>(),
           j.at("cost_model").get<std::string>(),     j.at("measured_layers").get<size_t>(),
-          j.at("fitted_layers").get<size_t>(),       j.at("datasheet_layers").get<size_t>()};
+          j.at("fitted_layers").get<size_t>(),       j.at("datasheet_layers").get<size_t>(),
+          j.value("published_layers", size_t{0})};
 }
 
 template <class T>

@@ -49,7 +49,7 @@ std::string to_csv(const ScenarioResult& s) {
   out << "strategy,kind,cut,step_time_mean_s,images_per_s,speedup_vs_ps,speedup_vs_allreduce,"
          "ps_bytes_in,ps_bytes_out,worker_bytes_in,worker_bytes_out,busiest_link,"
          "busiest_link_utilisation,compute_s,communication_s,waiting_s,worker_profile,"
-         "measured_layers,fitted_layers,datasheet_layers\n";
+         "measured_layers,fitted_layers,datasheet_layers,published_layers\n";
   for (const auto& r : s.results) {
     const auto find = [&r](const std::string& name) {
       for (const auto& h : r.hosts) {
@@ -70,7 +70,7 @@ std::string to_csv(const ScenarioResult& s) {
         << number(r.worker_mean.compute) << ',' << number(r.worker_mean.communication) << ','
         << number(r.worker_mean.waiting) << ',' << csv_field(r.worker_sources.profile) << ','
         << r.worker_sources.measured << ',' << r.worker_sources.fitted << ','
-        << r.worker_sources.datasheet << '\n';
+        << r.worker_sources.datasheet << ',' << r.worker_sources.published << '\n';
   }
   return out.str();
 }

@@ -22,7 +22,8 @@ ComputeSources sources_of(const DeviceProfile& profile, const CostModel& model,
                           const LayerGraph& graph, LayerId first, LayerId last, int64_t batch) {
   const ModelCost cost = model_cost(graph, model, batch, first, last);
   return {profile.name,   std::string(to_string(profile.source)), model.describe(),
-          cost.measured, cost.fitted,                             cost.datasheet};
+          cost.measured, cost.fitted,                             cost.datasheet,
+          cost.published};
 }
 
 Seconds head_time(const LayerGraph& graph, const CostModel& model, LayerId first, int64_t batch) {

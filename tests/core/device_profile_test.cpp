@@ -24,12 +24,25 @@ TEST(DeviceProfile, ShippedProfilesLoadAndRoundTrip) {
 }
 
 TEST(DeviceProfile, DatasheetFigures) {
-  const DeviceProfile p = load_device_profile(*find_profile("gtx1080ti"));
+  const DeviceProfile p = load_device_profile(*find_profile("a100"));
   EXPECT_EQ(p.source, ProfileSource::datasheet);
-  EXPECT_DOUBLE_EQ(p.peak_flops.value(), 11.34e12);
-  EXPECT_DOUBLE_EQ(p.memory_bandwidth.value(), 484e9);
-  // Defaults: summing gradients moves 3 arrays per gradient byte at 75% of 484 GB/s.
-  EXPECT_DOUBLE_EQ(p.gradient_sum_rate.value(), 484e9 * 0.75 / 3);
+  EXPECT_DOUBLE_EQ(p.peak_flops.value(), 19.5e12);
+  EXPECT_DOUBLE_EQ(p.memory_bandwidth.value(), 1555e9);
+  // Defaults: summing gradients moves 3 arrays per gradient byte at 75% of 1,555 GB/s.
+  EXPECT_DOUBLE_EQ(p.gradient_sum_rate.value(), 1555e9 * 0.75 / 3);
+}
+
+TEST(DeviceProfile, PublishedProfilesCarryTheirFit) {
+  // k80: one GK210, 2,496 cores x 2 x 875 MHz, derived from m40 with one architecture efficiency.
+  const DeviceProfile p = load_device_profile(*find_profile("k80"));
+  EXPECT_EQ(p.source, ProfileSource::published);
+  EXPECT_DOUBLE_EQ(p.peak_flops.value(), 2496.0 * 2 * 875e6);
+  EXPECT_EQ(p.multiprocessors, 13);
+  ASSERT_TRUE(p.kernel_model && p.published);
+  EXPECT_EQ(p.published->derived_from, "m40");
+  EXPECT_NE(p.published->architecture_row.find("EC2 p2.8xlarge"), std::string::npos);
+  EXPECT_NE(p.published->source.find("DeepBench"), std::string::npos);
+  EXPECT_EQ(load_device_profile(*find_profile("p100")).published->derived_from, "");
 }
 
 TEST(DeviceProfile, MeasuredFieldsRoundTrip) {

@@ -29,7 +29,8 @@ constexpr const char* kGrowsWithWorkers =
     "For the models whose parameters sit in the FC head (VGG-16, AlexNet) the speedup grows with "
     "the worker count and falls as the bandwidth rises";
 constexpr const char* kThirteenX =
-    "13x is reached only by them: VGG-16 on the slowest link, AlexNet on every link of the grid";
+    "13x is reached only by them: VGG-16 on the two slower links, AlexNet on every link of the "
+    "grid";
 constexpr const char* kSmallModels =
     "ResNet-50 and Inception-v3, whose parameters are few and mostly in the convolutions, reach "
     "2.3x on the slowest link, and on faster ones at most with a single worker";
@@ -39,8 +40,8 @@ constexpr const char* kBothInRange =
 constexpr const char* kAutoCut =
     "the cut the placement search finds fastest, which is often earlier than the first FC layer";
 constexpr const char* kSetup =
-    "Predictions use datasheet device profiles (GTX 1080 Ti, the paper's era, and V100, "
-    "Stanza's), batch 32 per worker, one parameter server, a star network with 50 us links and "
+    "Predictions use GPU profiles fitted to published kernel timings (GTX 1080 Ti, the paper's "
+    "era, and V100, Stanza's), batch 32 per worker, one parameter server, a star network with 50 us links and "
     "SimGrid's TCP model";
 constexpr const char* kVggScales =
     "The claim holds for VGG-16 at small and middling worker counts only (the last column "
@@ -63,9 +64,10 @@ constexpr const char* kWhoSplits =
     "all-convolutional CIFAR net) lose against all-reduce at their best cut, and the search says "
     "not to split";
 constexpr const char* kMarginShrinks =
-    "The margin of the models that split shrinks as the bandwidth rises";
+    "The margin of the models that split shrinks as the bandwidth rises, except VGG-11's, which "
+    "stays within two points";
 constexpr const char* kCutMoves =
-    "their best cut moves later in the model, towards the FC head, on the faster link";
+    "their best cut stays or moves later in the model, towards the FC head, on the faster link";
 constexpr const char* kCompressionHelps =
     "where those pushes limit the step (many workers on one PS link) RALP gets faster, most with "
     "int8 and top-k; with few workers, or where the head PS's compute or the boundary "
@@ -279,7 +281,7 @@ std::set<std::string> workers_reaching(const std::string& model, const std::stri
   return out;
 }
 
-TEST(PaperClaims, ThirteenXOnlyForVggOnTheSlowestLinkAndAlexNetOnEvery) {
+TEST(PaperClaims, ThirteenXOnlyForVggOnTheSlowerLinksAndAlexNetOnEvery) {
   expect_page_says(kThirteenX);
   for (const std::string& device : speedups().values("device")) {
     for (const std::string& bw : speedups().values("bandwidth")) {
@@ -289,7 +291,7 @@ TEST(PaperClaims, ThirteenXOnlyForVggOnTheSlowestLinkAndAlexNetOnEvery) {
         return std::any_of(points.begin(), points.end(),
                            [](size_t r) { return speedups().number(r, "speedup_vs_ps") >= 13.0; });
       };
-      EXPECT_EQ(reaches("vgg16"), bw == "1Gbps") << device << " " << bw;
+      EXPECT_EQ(reaches("vgg16"), bw == "1Gbps" || bw == "10Gbps") << device << " " << bw;
       EXPECT_TRUE(reaches("alexnet_tf")) << device << " " << bw;
       EXPECT_FALSE(reaches("resnet50")) << device << " " << bw;
       EXPECT_FALSE(reaches("inception_v3")) << device << " " << bw;
@@ -425,7 +427,7 @@ TEST(PaperClaims, FcHeavyModelsSplitTheOthersLoseToAllreduce) {
   }
 }
 
-TEST(PaperClaims, SplittersMarginShrinksAndCutMovesLaterOnTheFasterLink) {
+TEST(PaperClaims, SplittersMarginShrinksAndCutStaysOrMovesLater) {
   expect_page_says(kMarginShrinks);
   expect_page_says(kCutMoves);
   for (const std::string& model : kSplitters) {
@@ -437,8 +439,12 @@ TEST(PaperClaims, SplittersMarginShrinksAndCutMovesLaterOnTheFasterLink) {
     ASSERT_EQ(row("10Gbps").size(), 1u) << model;
     const size_t slow = row("1Gbps")[0];
     const size_t fast = row("10Gbps")[0];
-    EXPECT_LT(verdicts().number(fast, "gain"), verdicts().number(slow, "gain")) << model;
-    EXPECT_GT(*graph.find(verdicts().text(fast, "ralp_cut")),
+    if (model == "vgg11") {
+      EXPECT_NEAR(verdicts().number(fast, "gain"), verdicts().number(slow, "gain"), 0.02);
+    } else {
+      EXPECT_LT(verdicts().number(fast, "gain"), verdicts().number(slow, "gain")) << model;
+    }
+    EXPECT_GE(*graph.find(verdicts().text(fast, "ralp_cut")),
               *graph.find(verdicts().text(slow, "ralp_cut")))
         << model;
   }

@@ -9,11 +9,12 @@ namespace ralp {
 
 struct ComputeSources {
   std::string profile;         // device profile name
-  std::string profile_source;  // "datasheet" or "measured"
+  std::string profile_source;  // "datasheet", "measured" or "published"
   std::string cost_model;      // CostModel::describe()
   size_t measured = 0;
   size_t fitted = 0;
   size_t datasheet = 0;
+  size_t published = 0;  // from the GPU kernel model fitted to published kernel timings
   friend bool operator==(const ComputeSources&, const ComputeSources&) = default;
 };
 

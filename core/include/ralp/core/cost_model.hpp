@@ -12,7 +12,7 @@
 namespace ralp {
 
 // Where a time came from, best first. Every output that uses times says which.
-enum class CostSource { measured, fitted, datasheet };
+enum class CostSource { measured, fitted, published, datasheet };
 std::string_view to_string(CostSource source);
 
 // What a cost model is asked about: one layer signature at one batch size, with the work the
@@ -22,6 +22,12 @@ struct LayerKey {
   LayerKind kind = LayerKind::relu;
   int64_t batch = 0;
   LayerWork work;
+  // What the GPU kernel model reads: the first input's and the output's shapes, the attributes
+  // and whether the input needs a gradient.
+  TensorShape input;
+  TensorShape output;
+  LayerAttrs attrs;
+  bool needs_input_gradient = false;
   friend bool operator==(const LayerKey& a, const LayerKey& b) {
     return a.signature == b.signature && a.batch == b.batch;
   }
@@ -48,7 +54,8 @@ class CostModel {
 };
 
 // The cost model a profile supports: measured times, then the fitted model, then the datasheet
-// roofline for measured profiles; the datasheet roofline alone for datasheet profiles.
+// roofline for measured profiles; the GPU kernel model for published profiles; the datasheet
+// roofline alone for datasheet profiles.
 std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile);
 
 // Per-layer costs of a model at one batch size, with totals and a count per source.
@@ -58,6 +65,7 @@ struct ModelCost {
   Seconds backward;
   size_t measured = 0;
   size_t fitted = 0;
+  size_t published = 0;
   size_t datasheet = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ralp/core/gpu_kernels.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/layer.hpp"
 #include "ralp/core/units.hpp"
@@ -18,7 +19,7 @@
 namespace ralp {
 
 enum class DeviceKind { cpu, gpu };
-enum class ProfileSource { datasheet, measured };
+enum class ProfileSource { datasheet, measured, published };
 
 std::string_view to_string(DeviceKind kind);
 std::string_view to_string(ProfileSource source);
@@ -81,6 +82,22 @@ struct ProfileHost {
   friend bool operator==(const ProfileHost&, const ProfileHost&) = default;
 };
 
+// How a published profile was made: fitted to published kernel timings (DeepBench, convnet-
+// benchmarks), or derived from such a fit with this GPU's own datasheet figures.
+struct PublishedFit {
+  std::string source;       // repositories, files and commits of the fitting rows
+  int64_t rows = 0;         // kernel rows fitted (of this GPU, or of `derived_from`)
+  double median_error = 0;  // |predicted / published - 1| over those rows
+  double max_error = 0;
+  double loso_median_error = 0;  // the same, each shape predicted by a fit without it
+  double loso_max_error = 0;
+  std::string derived_from;             // the fitted profile whose parameters this one takes
+  double architecture_efficiency = 1;   // derived only: one factor on every compute rate
+  std::string architecture_row;         // the one published row that factor was fitted on
+  Seconds framework_layer_overhead;     // per layer and pass, fitted on whole-network rows
+  friend bool operator==(const PublishedFit&, const PublishedFit&) = default;
+};
+
 struct DeviceProfile {
   std::string name;         // "gtx1080ti", the key scenarios use
   std::string description;  // "NVIDIA GeForce GTX 1080 Ti"
@@ -105,6 +122,11 @@ struct DeviceProfile {
   // caches): each of two computations at once progresses at 1 / (2 x this) of the device's speed.
   // 1: they divide it without loss. Measured profiles take it from `time_sharing`.
   double time_sharing_slowdown = 1.0;
+
+  // Published profiles only: the kernel model, its device figures and how it was fitted.
+  int multiprocessors = 0;
+  std::optional<GpuKernelParams> kernel_model;
+  std::optional<PublishedFit> published;
 
   // Measured profiles only.
   std::optional<ProfileHost> host;

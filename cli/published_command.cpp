@@ -1,0 +1,183 @@
+// `ralp published`: fit the GPU kernel model to published kernel timings (`fit`), write the
+// published single-GPU points as scenarios (`scenarios`) and report predictions against them
+// (`report`).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "commands.hpp"
+#include "ralp/core/device_profile.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/published/fit.hpp"
+#include "ralp/published/points.hpp"
+#ifdef RALP_HAVE_SIM
+#include "ralp/placement/sim_evaluator.hpp"
+#include "ralp/reports/gnuplot.hpp"
+#endif
+
+namespace ralp::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using published::FitOptions;
+using published::FitOutcome;
+
+struct PublishedOptions {
+  std::string data = RALP_PUBLISHED_DIR;
+  std::string out;
+  std::string residuals;
+  unsigned seed = 1;
+  int evaluations = FitOptions{}.global_evaluations;
+  bool no_leave_out = false;
+};
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void print_fit(const FitOutcome& o) {
+  using Align = TextTable::Align;
+  TextTable table({{"profile", Align::left}, {"parameters from", Align::left}, {"rows"}, {"median"},
+                   {"max"}, {"loso median"}, {"loso max"}});
+  for (const DeviceProfile& p : o.profiles) {
+    const PublishedFit& f = *p.published;
+    table.add_row({p.name, f.derived_from.empty() ? "own rows" : f.derived_from, std::to_string(f.rows),
+               fixed(f.median_error * 100, 1) + "%", fixed(f.max_error * 100, 1) + "%",
+               fixed(f.loso_median_error * 100, 1) + "%", fixed(f.loso_max_error * 100, 1) + "%"});
+  }
+  table.print(std::cout);
+  for (const auto& c : o.derivation_checks) {
+    std::cout << "derivation check " << c.gpu << ": " << c.rows.size() << " rows, median "
+              << fixed(c.median * 100, 1) << "%, max " << fixed(c.max * 100, 1) << "%\n";
+  }
+  std::cout << "framework cost per layer and pass: " << fixed(o.framework_layer_overhead.value() * 1e6, 1)
+            << " us, fitted on " << o.framework_rows.size() << " TensorFlow whole-network rows\n";
+  if (!o.architecture_row.empty()) {
+    std::cout << "architecture efficiency " << fixed(o.architecture_efficiency, 3) << " fitted on "
+              << o.architecture_row << '\n';
+  }
+}
+
+int run_fit(const PublishedOptions& opt) {
+  FitOptions f;
+  f.seed = opt.seed;
+  f.global_evaluations = opt.evaluations;
+  f.leave_one_shape_out = !opt.no_leave_out;
+  std::cerr << "fitting the GPU kernel model to the kernel rows in " << opt.data
+            << (f.leave_one_shape_out ? " (with leave-one-shape-out fits: a few minutes)" : "") << '\n';
+  const FitOutcome outcome = published::fit_all(opt.data, f);
+  print_fit(outcome);
+  if (!opt.out.empty()) {
+    for (const DeviceProfile& p : outcome.profiles) {
+      write_file(fs::path(opt.out) / (p.name + ".json"), device_profile_to_json(p).dump(2) + "\n");
+    }
+    std::cerr << "wrote " << outcome.profiles.size() << " profiles to " << opt.out << '\n';
+  }
+  if (!opt.residuals.empty()) write_output(opt.residuals, published::residuals_csv(outcome));
+  return kExitOk;
+}
+
+int run_scenarios(const PublishedOptions& opt) {
+  const auto points = published::single_gpu_points(opt.data);
+  fs::create_directories(opt.out);
+  for (const auto& p : points) write_file(fs::path(opt.out) / (p.name + ".json"), p.scenario.dump(2) + "\n");
+  std::cout << "wrote " << points.size() << " scenarios to " << opt.out << '\n';
+  return kExitOk;
+}
+
+#ifdef RALP_HAVE_SIM
+published::Prediction predict_point(const published::Point& point) {
+  Scenario scenario = parse_scenario(point.scenario, point.name + ".json", fs::current_path());
+  published::Prediction p{&point, 0, 0, scenario.worker_device.source == ProfileSource::published
+                                            ? "published" : std::string(to_string(scenario.worker_device.source))};
+  p.predicted_step = placement::analytic_scenario(scenario).results.at(0).step_time_mean_s;
+  if (scenario.worker_device.published) {
+    scenario.worker_device.published->framework_layer_overhead = Seconds(0.0);
+  }
+  p.predicted_without_framework = placement::analytic_scenario(scenario).results.at(0).step_time_mean_s;
+  return p;
+}
+
+std::vector<published::ProfileSummary> profile_summaries() {
+  std::vector<published::ProfileSummary> out;
+  for (const std::string& name : available_profiles()) {
+    const DeviceProfile p = load_device_profile(*find_profile(name));
+    if (!p.published) continue;
+    const PublishedFit& f = *p.published;
+    out.push_back({p.name, f.source, f.derived_from, f.architecture_row, f.rows, f.median_error,
+                   f.max_error, f.loso_median_error, f.loso_max_error, f.architecture_efficiency,
+                   f.framework_layer_overhead.value() * 1e6});
+  }
+  return out;
+}
+
+int run_report(const PublishedOptions& opt) {
+  const auto points = published::single_gpu_points(opt.data);
+  std::vector<published::Prediction> predictions;
+  for (const auto& point : points) predictions.push_back(predict_point(point));
+  const auto catalogue = published::read_catalogue(fs::path(opt.data) / "gpus.json");
+  const auto rows = published::read_kernel_rows(opt.data);
+  std::vector<published::DerivationSummary> derivations;
+  for (const auto& [derive, from] : catalogue.derivation_checks) {
+    const DeviceProfile source = load_device_profile(*find_profile(from));
+    const auto check = published::check_gpu(derive, rows, catalogue.gpu(derive).shape(), *source.kernel_model);
+    derivations.push_back({derive + " from " + from, static_cast<int64_t>(check.rows.size()), check.median, check.max});
+  }
+  fs::create_directories(opt.out);
+  const std::string command = "scripts/published-report";  // the one command that remakes it
+  write_file(fs::path(opt.out) / "README.md",
+             published::report_markdown(predictions, profile_summaries(), derivations, command));
+  write_file(fs::path(opt.out) / "points.csv", published::points_csv(predictions));
+  reports::ScatterPlot plot{"Single-GPU training step: predicted against published",
+                            "published step (ms)", "predicted step (ms)", true, 10.0, {}};
+  std::map<std::string, reports::ScatterSeries> by_gpu;
+  for (const auto& p : predictions) {
+    auto& series = by_gpu[p.point->row.gpu];
+    series.title = p.point->row.gpu;
+    series.points.emplace_back(p.point->published_step() * 1e3, p.predicted_step * 1e3);
+  }
+  for (auto& [gpu, series] : by_gpu) plot.series.push_back(series);
+  if (auto problem = reports::write_scatter_plot(plot, fs::path(opt.out) / "predicted-vs-published")) {
+    std::cerr << "plot not drawn: " << *problem << '\n';
+  }
+  std::cout << "wrote " << opt.out << "/README.md: " << predictions.size() << " points\n";
+  return kExitOk;
+}
+#endif
+
+}  // namespace
+
+void add_published_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("published", "Fit GPU profiles to published kernel timings; check them");
+  cmd->require_subcommand(1);
+  auto opt = std::make_shared<PublishedOptions>();
+  auto* fit = cmd->add_subcommand("fit", "Fit the GPU kernel model to the published kernel rows and "
+                                         "print each GPU's residuals; --out writes the profiles");
+  fit->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
+  fit->add_option("--out", opt->out, "Folder to write the published profiles into (calibrate/profiles)");
+  fit->add_option("--residuals", opt->residuals, "CSV file for every kernel row's residual ('-': stdout)");
+  fit->add_option("--seed", opt->seed, "Seed of the global search (default 1)");
+  fit->add_option("--evaluations", opt->evaluations, "Evaluations of the global search per fit")
+      ->check(CLI::Range(100, 1000000));
+  fit->add_flag("--no-leave-out", opt->no_leave_out, "Skip the leave-one-shape-out fits");
+  fit->callback([opt, &action] {
+    if (!opt->out.empty()) check_output_path("--out", (fs::path(opt->out) / "x").string());
+    if (!opt->residuals.empty()) check_output_path("--residuals", opt->residuals);
+    action = [opt] { return run_fit(*opt); };
+  });
+  auto* scen = cmd->add_subcommand("scenarios", "Write every published single-GPU point as a scenario");
+  scen->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
+  scen->add_option("--out", opt->out, "Folder to write the scenarios into")->required();
+  scen->callback([opt, &action] { action = [opt] { return run_scenarios(*opt); }; });
+#ifdef RALP_HAVE_SIM
+  auto* report = cmd->add_subcommand("report", "Predict every published single-GPU point and write "
+                                               "the report (Markdown, CSV, plot)");
+  report->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
+  report->add_option("--out", opt->out, "Folder to write the report into")->required();
+  report->callback([opt, &action] { action = [opt] { return run_report(*opt); }; });
+#endif
+}
+
+}  // namespace ralp::cli

@@ -1,0 +1,75 @@
+// Fitting the GPU kernel model's parameters to published kernel timings, deriving GPUs without
+// kernel rows, and writing the results as published device profiles.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ralp/core/device_profile.hpp"
+#include "ralp/published/data.hpp"
+
+namespace ralp::published {
+
+// The kernel model's time for a row on `gpu` with `params`.
+Seconds predict(const KernelRow& row, const GpuShape& gpu, const GpuKernelParams& params);
+
+struct FitOptions {
+  unsigned seed = 1;
+  int global_evaluations = 3000;  // NLopt CRS2 before the local Subplex polish
+  bool leave_one_shape_out = true;
+};
+
+struct RowResult {
+  const KernelRow* row = nullptr;
+  Seconds predicted;
+  double error = 0;       // predicted / measured - 1
+  double loso_error = 0;  // the same from a fit without this row's shape
+};
+
+struct GpuFit {
+  std::string gpu;
+  GpuKernelParams params;
+  std::vector<RowResult> rows;
+  double median = 0, max = 0, loso_median = 0, loso_max = 0;
+};
+
+// The parameters that minimise the sum of squared log errors over `rows` (all of one GPU).
+GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuShape& gpu,
+                           const FitOptions& options);
+// fit_params with each row's error and, when asked, the leave-one-shape-out errors.
+GpuFit fit_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
+               const FitOptions& options);
+// Errors of `params` (fitted elsewhere) on `name`'s rows: the derivation rule's check.
+GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
+                 const GpuKernelParams& params);
+
+// Everything `ralp published fit` makes: a profile per catalogue GPU, each fitted GPU's residuals,
+// the derivation checks and the framework cost with the rows it came from.
+struct FitOutcome {
+  std::vector<KernelRow> kernel_rows;  // every row the fits and checks below point into
+  std::vector<DeviceProfile> profiles;
+  std::vector<GpuFit> fits;
+  std::vector<GpuFit> derivation_checks;  // gpu = "m40 from titanx-maxwell"
+  Seconds framework_layer_overhead;
+  std::vector<std::string> framework_rows;
+  double architecture_efficiency = 1;
+  std::string architecture_row;
+};
+FitOutcome fit_all(const std::filesystem::path& data_dir, const FitOptions& options);
+
+// A whole network's training step on one GPU with variables on it: every layer's passes plus
+// the SGD update of every parameter.
+Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile);
+
+// The residuals of every fitted row as CSV (gpu, where, shape, pass, measured_ms, predicted_ms,
+// error, loso_error).
+std::string residuals_csv(const FitOutcome& outcome);
+
+double median(std::vector<double> values);
+
+// The zoo model a tf_cnn_benchmarks or Horovod row ran: its 2017 ResNets are v1 ("resnet50_tf"),
+// its AlexNet is alexnet_tf; other names are the zoo's own.
+std::string zoo_name(const std::string& published_model);
+
+}  // namespace ralp::published

@@ -1,0 +1,287 @@
+// Readers of the published measurements (Fast C++ CSV Parser for the tables, nlohmann/json for
+// the GPU catalogue).
+#include "ralp/published/data.hpp"
+
+#define CSV_IO_NO_THREAD
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-truncation"  // inside the library's error messages
+#include <libfccp/csv.h>
+#pragma GCC diagnostic pop
+
+#include <charconv>
+#include <stdexcept>
+
+#include "ralp/core/json_input.hpp"
+
+namespace ralp::published {
+namespace {
+
+// A CSV file read row by row as strings, with errors that name the file and line.
+template <unsigned Columns>
+class Table {
+ public:
+  template <class... Names>
+  Table(const std::filesystem::path& file, Names... names) : file_(file.string()) {
+    try {
+      reader_ = std::make_unique<Reader>(file_);
+      reader_->read_header(io::ignore_extra_column, names...);
+    } catch (const io::error::base& e) {
+      throw InputError(file_, "", e.what());
+    }
+  }
+  template <class... Fields>
+  bool next(Fields&... fields) {
+    try {
+      return reader_->read_row(fields...);
+    } catch (const io::error::base& e) {
+      throw InputError(file_, "", e.what());
+    }
+  }
+  [[nodiscard]] std::string where() const {
+    return std::filesystem::path(file_).filename().string() + ":" +
+           std::to_string(reader_->get_file_line());
+  }
+  double number(const std::string& text, std::string_view column) const {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) {
+      throw InputError(file_, "line " + std::to_string(reader_->get_file_line()),
+                       "column " + std::string(column) + " is \"" + text + "\", expected a number");
+    }
+    return value;
+  }
+  int64_t integer(const std::string& text, std::string_view column) const {
+    return static_cast<int64_t>(number(text, column));
+  }
+
+ private:
+  using Reader = io::CSVReader<Columns, io::trim_chars<' '>, io::double_quote_escape<',', '"'>>;
+  std::string file_;
+  std::unique_ptr<Reader> reader_;
+};
+
+KernelRow conv_row(const Table<17>& t, const std::string& device, const std::string& software,
+                   const ConvShape& c, ConvPass pass, double ms) {
+  KernelRow row;
+  // cuDNN 5.0 ("cuDNN 5" in DeepBench's sheets) predates the non-fused Winograd algorithm.
+  const bool cudnn_5_0 = software.find("cuDNN 5") != std::string::npos &&
+                         software.find("cuDNN 5.1") == std::string::npos;
+  row.algorithms.winograd_nonfused = !cudnn_5_0;
+  row.kind = KernelRow::Kind::conv;
+  row.device = device;
+  row.where = t.where();
+  row.shape = "conv " + std::to_string(c.width) + "x" + std::to_string(c.height) + "x" +
+              std::to_string(c.in_channels) + " -> " + std::to_string(c.out_channels) + " " +
+              std::to_string(c.kernel_h) + "x" + std::to_string(c.kernel_w) + " s" +
+              std::to_string(c.stride_h) + " p" + std::to_string(c.pad_h) + " n" +
+              std::to_string(c.batch);
+  row.pass = std::string(to_string(pass));
+  row.conv = c;
+  row.conv_pass = pass;
+  row.batch = c.batch;
+  row.measured = Seconds(ms * 1e-3);
+  return row;
+}
+
+}  // namespace
+
+const GpuSpec& Catalogue::gpu(const std::string& name) const {
+  for (const GpuSpec& g : gpus) {
+    if (g.name == name) return g;
+  }
+  throw std::invalid_argument("published/gpus.json names no GPU \"" + name + "\"");
+}
+
+std::vector<KernelRow> read_deepbench_conv(const std::filesystem::path& file) {
+  Table<17> t(file, "device", "software", "W", "H", "C", "N", "K", "R", "S", "pad_h", "pad_w",
+              "stride_v", "stride_h", "fwd_ms", "bwd_data_ms", "bwd_filter_ms", "fwd_algo");
+  std::string device, software, w, h, c, n, k, r, s, ph, pw, sv, sh, fwd, bwd_data, bwd_filter, algo;
+  std::vector<KernelRow> rows;
+  while (t.next(device, software, w, h, c, n, k, r, s, ph, pw, sv, sh, fwd, bwd_data, bwd_filter,
+                algo)) {
+    ConvShape shape;
+    shape.width = t.integer(w, "W");
+    shape.height = t.integer(h, "H");
+    shape.in_channels = t.integer(c, "C");
+    shape.batch = t.integer(n, "N");
+    shape.out_channels = t.integer(k, "K");
+    shape.kernel_h = static_cast<int>(t.integer(r, "R"));
+    shape.kernel_w = static_cast<int>(t.integer(s, "S"));
+    shape.pad_h = static_cast<int>(t.integer(ph, "pad_h"));
+    shape.pad_w = static_cast<int>(t.integer(pw, "pad_w"));
+    shape.stride_h = static_cast<int>(t.integer(sv, "stride_v"));
+    shape.stride_w = static_cast<int>(t.integer(sh, "stride_h"));
+    rows.push_back(conv_row(t, device, software, shape, ConvPass::forward, t.number(fwd, "fwd_ms")));
+    if (!bwd_data.empty()) {
+      rows.push_back(
+          conv_row(t, device, software, shape, ConvPass::backward_data, t.number(bwd_data, "bwd_data_ms")));
+    }
+    rows.push_back(conv_row(t, device, software, shape, ConvPass::backward_filter,
+                            t.number(bwd_filter, "bwd_filter_ms")));
+  }
+  return rows;
+}
+
+std::vector<KernelRow> read_deepbench_gemm(const std::filesystem::path& file) {
+  Table<7> t(file, "device", "M", "N", "K", "a_transposed", "b_transposed", "time_ms");
+  std::string device, m, n, k, ta, tb, ms;
+  std::vector<KernelRow> rows;
+  while (t.next(device, m, n, k, ta, tb, ms)) {
+    KernelRow row;
+    row.kind = KernelRow::Kind::gemm;
+    row.device = device;
+    row.where = t.where();
+    row.shape = "gemm " + m + "x" + n + "x" + k + " " + ta + tb;
+    row.pass = "gemm";
+    row.m = t.number(m, "M");
+    row.n = t.number(n, "N");
+    row.k = t.number(k, "K");
+    row.measured = Seconds(t.number(ms, "time_ms") * 1e-3);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<KernelRow> read_convnet_layers(const std::filesystem::path& file) {
+  Table<9> t(file, "network", "batch", "layer", "shape", "fwd_ms", "bwd_ms", "source", "ralp_model",
+             "ralp_layer");
+  std::string network, batch, layer, shape, fwd, bwd, source, model, ralp_layer;
+  std::vector<KernelRow> rows;
+  while (t.next(network, batch, layer, shape, fwd, bwd, source, model, ralp_layer)) {
+    if (ralp_layer.empty()) continue;  // totals and whole networks
+    for (const bool forward : {true, false}) {
+      KernelRow row;
+      row.kind = KernelRow::Kind::layer;
+      row.device = "titanx-maxwell";
+      row.where = t.where();
+      row.shape = model + " " + ralp_layer;
+      row.pass = forward ? "forward" : "backward";
+      row.model = model;
+      row.layer = ralp_layer;
+      // The Caffe logs predate cuDNN 5 and its Winograd algorithms.
+      row.algorithms = {false, false};
+      row.batch = t.integer(batch, "batch");
+      row.measured = Seconds(t.number(forward ? fwd : bwd, forward ? "fwd_ms" : "bwd_ms") * 1e-3);
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+std::vector<WholeNetworkRow> read_convnet_networks(const std::filesystem::path& file) {
+  Table<9> t(file, "network", "batch", "layer", "shape", "fwd_ms", "bwd_ms", "source", "ralp_model",
+             "ralp_layer");
+  std::string network, batch, layer, shape, fwd, bwd, source, model, ralp_layer;
+  const std::string prefix = "whole network, ";
+  std::vector<WholeNetworkRow> rows;
+  while (t.next(network, batch, layer, shape, fwd, bwd, source, model, ralp_layer)) {
+    if (model.empty() || !layer.starts_with(prefix)) continue;
+    rows.push_back({layer.substr(prefix.size()), model, t.integer(batch, "batch"),
+                    Seconds(t.number(fwd, "fwd_ms") * 1e-3), Seconds(t.number(bwd, "bwd_ms") * 1e-3),
+                    t.where()});
+  }
+  return rows;
+}
+
+std::vector<KernelRow> read_kernel_rows(const std::filesystem::path& dir) {
+  std::vector<KernelRow> rows = read_deepbench_conv(dir / "deepbench-conv-fp32.csv");
+  for (auto* reader : {&read_deepbench_gemm, &read_convnet_layers}) {
+    const std::filesystem::path file =
+        dir / (reader == &read_deepbench_gemm ? "deepbench-gemm-fp32.csv"
+                                              : "convnet-benchmarks-titanx-maxwell.csv");
+    auto more = (*reader)(file);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  return rows;
+}
+
+std::vector<ThroughputRow> read_tf_cnn_benchmarks(const std::filesystem::path& file) {
+  Table<14> t(file, "system", "gpu", "nodes", "gpus_per_node", "gpus", "model", "batch_per_gpu",
+              "variable_update", "parameter_servers", "ps_placement", "network", "data",
+              "images_per_s", "note");
+  std::string system, gpu, nodes, per_node, gpus, model, batch, update, ps, placement, network, data,
+      images, note;
+  std::vector<ThroughputRow> rows;
+  while (t.next(system, gpu, nodes, per_node, gpus, model, batch, update, ps, placement, network,
+                data, images, note)) {
+    ThroughputRow row;
+    row.source = "tf_cnn_benchmarks 2017";
+    row.system = system;
+    row.gpu = gpu.substr(0, gpu.find(' '));
+    row.model = model;
+    row.batch = t.integer(batch, "batch_per_gpu");
+    row.gpus = t.integer(gpus, "gpus");
+    row.variable_update = update;
+    row.data = data;
+    row.images_per_s = t.number(images, "images_per_s");
+    row.where = t.where();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ThroughputRow> read_horovod(const std::filesystem::path& file) {
+  Table<9> t(file, "table", "servers", "gpus_per_server", "gpus", "network", "model",
+             "batch_per_gpu", "setup", "images_per_s");
+  std::string table, servers, per_server, gpus, network, model, batch, setup, images;
+  std::vector<ThroughputRow> rows;
+  while (t.next(table, servers, per_server, gpus, network, model, batch, setup, images)) {
+    ThroughputRow row;
+    row.source = "Horovod README 2017";
+    row.system = "table " + table.substr(0, table.find(' '));
+    row.gpu = "p100-pcie";  // the README's "Pascal" servers (published/README.md)
+    row.model = model;
+    row.batch = t.integer(batch, "batch_per_gpu");
+    row.gpus = t.integer(gpus, "gpus");
+    row.variable_update = setup;
+    row.data = "synthetic";
+    row.images_per_s = t.number(images, "images_per_s");
+    row.where = t.where();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+Catalogue read_catalogue(const std::filesystem::path& file) {
+  const Json json = read_json_file(file);
+  const std::string name = file.string();
+  ObjectReader root(json, "", name);
+  root.optional_string("about");
+  Catalogue c;
+  const Json& gpus = root.require("gpus", "an array of GPUs");
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    ObjectReader r(gpus[i], json_path("/gpus", i), name);
+    GpuSpec g;
+    g.name = r.string("name");
+    g.description = r.string("description");
+    g.cores = r.number("cores", 1, 1e6);
+    g.boost_mhz = r.number("boost_mhz", 1, 1e5);
+    g.multiprocessors = static_cast<int>(r.integer("multiprocessors", 1, 10000));
+    g.memory_bandwidth = r.bandwidth("memory_bandwidth");
+    g.pcie_bandwidth = r.bandwidth("pcie_bandwidth");
+    g.architecture = r.string("architecture");
+    g.derive_from = r.optional_string("derive_from").value_or("");
+    g.source = r.string("source");
+    r.finish();
+    c.gpus.push_back(std::move(g));
+  }
+  const Json& checks = root.require("derivation_checks", "an array of {derive, from}");
+  for (size_t i = 0; i < checks.size(); ++i) {
+    ObjectReader r(checks[i], json_path("/derivation_checks", i), name);
+    c.derivation_checks.emplace_back(r.string("derive"), r.string("from"));
+    r.finish();
+  }
+  ObjectReader a(root.require("architecture_row", "the row an architecture efficiency is fitted on"),
+                 "/architecture_row", name);
+  c.architecture_gpu = a.string("gpu");
+  a.string("file");
+  c.architecture_system = a.string("system");
+  c.architecture_model = a.string("model");
+  c.architecture_batch = a.integer("batch_per_gpu", 1, 1 << 20);
+  a.integer("gpus", 1, 1);
+  a.finish();
+  root.finish();
+  return c;
+}
+
+}  // namespace ralp::published

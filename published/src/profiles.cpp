@@ -1,0 +1,174 @@
+// Published profiles: fit every GPU with kernel rows, derive the others, fit the framework's
+// per-layer cost and the one architecture efficiency, and write the profiles.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "ralp/core/cost_model.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/core/model_zoo.hpp"
+#include "ralp/core/published_model.hpp"
+#include "ralp/published/fit.hpp"
+
+namespace ralp::published {
+namespace {
+
+constexpr const char* kSource =
+    "baidu-research/DeepBench results/train/DeepBench_NV_*.xlsx, commit "
+    "da81ba7820739e2e506dc27f382d15be5479f98f; soumith/convnet-benchmarks caffe/output_*.log, "
+    "commit b458aab61c0ac2257c0990119b5de15c1e886f02 (rows in published/*.csv)";
+constexpr int kBisections = 60;
+
+std::string figure(double value) {
+  std::ostringstream out;
+  out.precision(4);
+  out << value;
+  return out.str();
+}
+
+DeviceProfile make_profile(const GpuSpec& spec, const GpuKernelParams& params, PublishedFit fit) {
+  Json j = Json::object();
+  j["name"] = spec.name;
+  j["description"] = spec.description;
+  j["kind"] = "gpu";
+  j["source"] = "published";
+  j["origin"] = "GPU kernel model fitted to published kernel timings" +
+                (fit.derived_from.empty() ? std::string()
+                                          : " of " + fit.derived_from + ", with this GPU's datasheet figures") +
+                "; datasheet: " + spec.source;
+  j["peak_flops"] = spec.peak().value();
+  j["memory_bandwidth"] = spec.memory_bandwidth.value();
+  j["pcie_bandwidth"] = spec.pcie_bandwidth.value();
+  j["launch_overhead"] = params.launch.value();
+  j["efficiency"] = {{"default", params.implicit_gemm_efficiency},
+                     {"memory", params.memory_efficiency}};
+  j["multiprocessors"] = spec.multiprocessors;
+  DeviceProfile p;
+  p.kernel_model = params;
+  p.published = std::move(fit);
+  const Json extra = device_profile_to_json(p);
+  j["kernel_model"] = extra.at("kernel_model");
+  j["published"] = extra.at("published");
+  return parse_device_profile(j, "", spec.name + " (generated)");
+}
+
+// Whole-network forward and backward on `profile` with no framework cost, and the passes that
+// would each pay one.
+struct NetworkSums {
+  double forward = 0, backward = 0, forward_passes = 0, backward_passes = 0;
+};
+NetworkSums network_sums(const std::string& model, int64_t batch, const DeviceProfile& profile,
+                         const ConvAlgorithms& available = {}) {
+  const LayerGraph graph = *zoo_model(model);
+  NetworkSums s;
+  for (const Layer& layer : graph.layers()) {
+    const LayerKey key = make_layer_key(layer, batch);
+    const LayerCost c = gpu_layer_cost(key, gpu_shape(profile), *profile.kernel_model,
+                                       Seconds(0.0), available);
+    s.forward += c.forward.value();
+    s.backward += c.backward().value();
+    s.forward_passes += key.work.forward.flops.value() > 0 || key.work.forward.bytes.value() > 0;
+    for (const PassWork* w : {&key.work.backward_data, &key.work.backward_weight}) {
+      s.backward_passes += w->flops.value() > 0 || w->bytes.value() > 0;
+    }
+  }
+  return s;
+}
+
+// Least squares of measured - predicted = passes x overhead over the TensorFlow rows, >= 0.
+Seconds fit_framework(const std::vector<WholeNetworkRow>& rows, const DeviceProfile& profile,
+                      std::vector<std::string>& used) {
+  double num = 0.0, den = 0.0;
+  for (const WholeNetworkRow& row : rows) {
+    if (row.framework != "TensorFlow") continue;
+    // convnet-benchmarks' TensorFlow rows ran cuDNN R4: no Winograd.
+    const NetworkSums s = network_sums(row.model, row.batch, profile, {false, false});
+    num += s.forward_passes * (row.forward.value() - s.forward) +
+           s.backward_passes * (row.backward.value() - s.backward);
+    den += s.forward_passes * s.forward_passes + s.backward_passes * s.backward_passes;
+    used.push_back(row.where + " (" + row.model + ", TensorFlow)");
+  }
+  return Seconds(den > 0.0 ? std::max(0.0, num / den) : 0.0);
+}
+
+DeviceProfile with_architecture_efficiency(DeviceProfile p, double efficiency) {
+  p.published->architecture_efficiency = efficiency;
+  return p;
+}
+
+}  // namespace
+
+Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile) {
+  const NetworkSums s = network_sums(model, batch, profile);
+  const double framework = profile.published ? profile.published->framework_layer_overhead.value() : 0.0;
+  const double params = static_cast<double>(zoo_model(model)->total_params()) * kBytesPerFloat;
+  return Seconds(s.forward + s.backward + framework * (s.forward_passes + s.backward_passes) +
+                 params / profile.update_rate.value());
+}
+
+FitOutcome fit_all(const std::filesystem::path& dir, const FitOptions& options) {
+  FitOutcome out;
+  out.kernel_rows = read_kernel_rows(dir);
+  const std::vector<KernelRow>& rows = out.kernel_rows;
+  const Catalogue catalogue = read_catalogue(dir / "gpus.json");
+  std::map<std::string, const GpuFit*> fitted;
+  for (const GpuSpec& spec : catalogue.gpus) {
+    if (spec.derive_from.empty()) out.fits.push_back(fit_gpu(spec.name, rows, spec.shape(), options));
+  }
+  for (const GpuFit& fit : out.fits) fitted[fit.gpu] = &fit;
+  for (const auto& [derive, from] : catalogue.derivation_checks) {
+    GpuFit check = check_gpu(derive, rows, catalogue.gpu(derive).shape(), fitted.at(from)->params);
+    check.gpu = derive + " from " + from;
+    out.derivation_checks.push_back(std::move(check));
+  }
+  // The framework's per-layer cost, on the TensorFlow whole-network rows of the one GPU they ran.
+  const GpuSpec& titanx = catalogue.gpu("titanx-maxwell");
+  PublishedFit base_fit;
+  base_fit.source = kSource;
+  const DeviceProfile base = make_profile(titanx, fitted.at(titanx.name)->params, base_fit);
+  out.framework_layer_overhead =
+      fit_framework(read_convnet_networks(dir / "convnet-benchmarks-titanx-maxwell.csv"), base,
+                    out.framework_rows);
+  for (const GpuSpec& spec : catalogue.gpus) {
+    const GpuFit& source = *fitted.at(spec.derive_from.empty() ? spec.name : spec.derive_from);
+    PublishedFit fit{kSource, static_cast<int64_t>(source.rows.size()), source.median, source.max,
+                     source.loso_median, source.loso_max, spec.derive_from, 1.0, "",
+                     out.framework_layer_overhead};
+    out.profiles.push_back(make_profile(spec, source.params, std::move(fit)));
+  }
+  // The one architecture efficiency (a GPU with no kernel rows of its architecture).
+  for (const ThroughputRow& row : read_tf_cnn_benchmarks(dir / "tf-cnn-benchmarks-2017.csv")) {
+    if (row.gpu != catalogue.architecture_gpu || row.system != catalogue.architecture_system ||
+        row.model != catalogue.architecture_model || row.batch != catalogue.architecture_batch ||
+        row.gpus != 1) {
+      continue;
+    }
+    auto profile = std::find_if(out.profiles.begin(), out.profiles.end(),
+                                [&](const DeviceProfile& p) { return p.name == row.gpu; });
+    const double target = static_cast<double>(row.batch) / row.images_per_s;
+    const std::string model = zoo_name(row.model);
+    double low = 0.05, high = 2.0;
+    for (int i = 0; i < kBisections; ++i) {
+      const double mid = 0.5 * (low + high);
+      const double step = single_gpu_step(model, row.batch, with_architecture_efficiency(*profile, mid)).value();
+      (step > target ? low : high) = mid;
+    }
+    out.architecture_efficiency = 0.5 * (low + high);
+    out.architecture_row = row.where + " (" + row.system + ", " + row.model + ", batch " +
+                           std::to_string(row.batch) + ", 1 GPU, " + figure(row.images_per_s) +
+                           " images/s)";
+    profile->published->architecture_efficiency = std::stod(figure(out.architecture_efficiency));
+    profile->published->architecture_row = out.architecture_row;
+  }
+  return out;
+}
+
+std::string zoo_name(const std::string& published_model) {
+  if (published_model.starts_with("resnet") || published_model == "alexnet") {
+    return published_model + "_tf";
+  }
+  return published_model;
+}
+
+}  // namespace ralp::published

@@ -1,0 +1,142 @@
+// The published-points report (reports/published/README.md).
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "ralp/published/fit.hpp"
+#include "ralp/published/points.hpp"
+
+namespace ralp::published {
+namespace {
+
+std::string pct(double x, bool sign = false) {
+  std::ostringstream out;
+  if (sign) out << std::showpos;
+  out << std::fixed << std::setprecision(1) << x * 100.0 << '%';
+  return out.str();
+}
+
+std::string fixed1(double x) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << x;
+  return out.str();
+}
+
+struct Stats {
+  size_t n = 0;
+  double median = 0, max = 0;
+};
+Stats stats(const std::vector<double>& errors) {
+  std::vector<double> a;
+  for (const double e : errors) a.push_back(std::abs(e));
+  return {a.size(), median(a), a.empty() ? 0.0 : *std::max_element(a.begin(), a.end())};
+}
+
+void summary_table(std::ostringstream& out, const std::string& title,
+                   const std::map<std::string, std::vector<double>>& groups) {
+  out << "| " << title << " | points | median abs(error) | max abs(error) |\n|---|---:|---:|---:|\n";
+  for (const auto& [name, errors] : groups) {
+    const Stats s = stats(errors);
+    out << "| " << name << " | " << s.n << " | " << pct(s.median) << " | " << pct(s.max) << " |\n";
+  }
+  out << '\n';
+}
+
+void points_table(std::ostringstream& out, const std::vector<Prediction>& predictions,
+                  const std::string& excluded) {
+  out << "| source | system | GPU | model (as run) | batch | variables | published img/s | "
+         "published step ms | predicted step ms | error |\n"
+         "|---|---|---|---|---:|---|---:|---:|---:|---:|\n";
+  for (const Prediction& p : predictions) {
+    const ThroughputRow& r = p.point->row;
+    out << "| " << r.source << " | " << r.system << " | " << r.gpu << " | " << p.point->zoo_model
+        << " | " << r.batch << " | " << (p.point->variables_on_host ? "host CPU" : "GPU") << " | "
+        << r.images_per_s << " | " << fixed1(p.point->published_step() * 1e3) << " | "
+        << fixed1(p.predicted_step * 1e3) << " | " << pct(p.error(), true)
+        << (p.point->name == excluded ? " (fitting row, excluded)" : "") << " |\n";
+  }
+  out << '\n';
+}
+
+void kernel_tables(std::ostringstream& out, const std::vector<ProfileSummary>& profiles,
+                   const std::vector<DerivationSummary>& derivations) {
+  out << "## The kernel fit\n\nEach fitted GPU's residuals on its own kernel rows (DeepBench's "
+         "convolution passes and GEMMs; for titanx-maxwell also convnet-benchmarks' Caffe layers), "
+         "and the same with each shape predicted by a fit that never saw it (leave one shape out). "
+         "Every row: `kernel-residuals.csv`.\n\n"
+         "| profile | parameters from | kernel rows | median | max | leave-one-shape-out median | "
+         "leave-one-shape-out max |\n|---|---|---:|---:|---:|---:|---:|\n";
+  for (const ProfileSummary& p : profiles) {
+    out << "| " << p.name << " | "
+        << (p.derived_from.empty() ? "its own rows" : "derived from " + p.derived_from) << " | "
+        << p.rows << " | " << pct(p.median) << " | " << pct(p.max) << " | " << pct(p.loso_median)
+        << " | " << pct(p.loso_max) << " |\n";
+  }
+  out << "\nThe derivation rule (a GPU takes the kernel parameters of a fitted GPU of its "
+         "architecture with its own datasheet figures), checked on GPUs that have rows of their own:\n\n"
+         "| derived | rows | median | max |\n|---|---:|---:|---:|\n";
+  for (const DerivationSummary& d : derivations) {
+    out << "| " << d.check << " | " << d.rows << " | " << pct(d.median) << " | " << pct(d.max) << " |\n";
+  }
+  out << '\n';
+  for (const ProfileSummary& p : profiles) {
+    if (!p.architecture_row.empty()) {
+      out << p.name << "'s architecture efficiency, " << std::setprecision(3)
+          << p.architecture_efficiency << " on its peak FLOP/s and bandwidth, is fitted on one row: "
+          << p.architecture_row << ". That row leaves the check.\n\n";
+    }
+  }
+  if (!profiles.empty()) {
+    out << "The framework's own cost per layer and pass, fitted on convnet-benchmarks' TensorFlow "
+           "whole-network rows against the sum of their layers: "
+        << fixed1(profiles.front().framework_us) << " us.\n\n";
+  }
+}
+
+}  // namespace
+
+std::string report_markdown(const std::vector<Prediction>& predictions,
+                            const std::vector<ProfileSummary>& profiles,
+                            const std::vector<DerivationSummary>& derivations,
+                            const std::string& command) {
+  std::string excluded;
+  for (const ProfileSummary& p : profiles) {
+    if (!p.architecture_row.empty()) excluded = p.architecture_row;
+  }
+  std::string excluded_point;
+  std::vector<double> all, all_zero;
+  std::map<std::string, std::vector<double>> by_source, by_gpu;
+  for (const Prediction& p : predictions) {
+    const ThroughputRow& r = p.point->row;
+    if (!excluded.empty() && excluded.starts_with(r.where + " ")) {
+      excluded_point = p.point->name;
+      continue;
+    }
+    all.push_back(p.error());
+    all_zero.push_back(p.predicted_without_framework / p.point->published_step() - 1.0);
+    by_source[r.source].push_back(p.error());
+    by_gpu[r.gpu].push_back(p.error());
+  }
+  const Stats s = stats(all), z = stats(all_zero);
+  std::ostringstream out;
+  out << "# Published single-GPU training steps against ralp's predictions\n\n"
+      << "Generated by `" << command << "`; do not edit. Each point is a synthetic-data, one-GPU "
+         "row of tf_cnn_benchmarks (May 2017) or the Horovod README (2017), run as the scenario "
+         "in `scenarios/published/single-gpu/` that describes its setup; the error is predicted "
+         "step / published step - 1, the published step being batch / images per second. None "
+         "of these rows fitted the GPU profiles (published/README.md).\n\n"
+      << "**All points: " << s.n << ", median abs(error) " << pct(s.median) << ", max "
+      << pct(s.max) << "** (with the framework's per-layer cost set to zero: median "
+      << pct(z.median) << ", max " << pct(z.max) << ").\n\n"
+      << "![predicted against published step time](predicted-vs-published.svg)\n\n";
+  summary_table(out, "source", by_source);
+  summary_table(out, "GPU", by_gpu);
+  out << "## Every point\n\n";
+  points_table(out, predictions, excluded_point);
+  kernel_tables(out, profiles, derivations);
+  return out.str();
+}
+
+}  // namespace ralp::published

@@ -1,0 +1,138 @@
+// The published data's parse, the fit, the single-GPU points and a published profile's
+// provenance in simulate's outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "../support/run_command.hpp"
+#include "ralp/core/device_profile.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/core/scenario.hpp"
+#include "ralp/published/fit.hpp"
+#include "ralp/published/points.hpp"
+
+namespace ralp::published {
+namespace {
+
+using testing::ralp_binary;
+using testing::run_command;
+using testing::TempDir;
+
+const std::filesystem::path kData = RALP_PUBLISHED_DIR;
+
+TEST(PublishedData, ReadsEveryFittingRow) {
+  // 66 DeepBench shapes (8 of them first layers, without a data gradient), 42 GEMMs, 22 Caffe
+  // layers of AlexNet and VGG-A timed forward and backward.
+  const auto conv = read_deepbench_conv(kData / "deepbench-conv-fp32.csv");
+  EXPECT_EQ(conv.size(), 66u + 58u + 66u);
+  EXPECT_EQ(read_deepbench_gemm(kData / "deepbench-gemm-fp32.csv").size(), 42u);
+  EXPECT_EQ(read_convnet_layers(kData / "convnet-benchmarks-titanx-maxwell.csv").size(), 44u);
+  const KernelRow& first = conv.front();
+  EXPECT_EQ(first.device, "titanx-maxwell");
+  EXPECT_EQ(first.conv.width, 224);
+  EXPECT_EQ(first.conv.in_channels, 3);
+  EXPECT_EQ(first.conv.out_channels, 64);
+  EXPECT_EQ(first.conv.batch, 16);
+  EXPECT_EQ(first.conv_pass, ConvPass::forward);
+  EXPECT_DOUBLE_EQ(first.measured.value(), 1.317e-3);
+  EXPECT_EQ(first.where, "deepbench-conv-fp32.csv:2");
+  EXPECT_EQ(conv[1].conv_pass, ConvPass::backward_filter);  // no data gradient on a first layer
+}
+
+TEST(PublishedData, AMalformedRowNamesTheFileAndLine) {
+  TempDir dir("published");
+  std::ofstream(dir / "gemm.csv") << "device,M,N,K,a_transposed,b_transposed,time_ms\n"
+                                  << "p100,1760,128,1760,N,N,0.1\n"
+                                  << "p100,abc,128,1760,N,N,0.1\n";
+  try {
+    read_deepbench_gemm(dir / "gemm.csv");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.file().find("gemm.csv"), std::string::npos);
+    EXPECT_EQ(e.path(), "line 3");
+    EXPECT_NE(e.problem().find("column M is \"abc\""), std::string::npos) << e.problem();
+  }
+  std::ofstream(dir / "short.csv") << "device,M\n";
+  EXPECT_THROW(read_deepbench_gemm(dir / "short.csv"), InputError);
+}
+
+TEST(PublishedData, TheCatalogueNamesEveryPublishedGpu) {
+  const Catalogue c = read_catalogue(kData / "gpus.json");
+  std::set<std::string> named;
+  for (const auto& row : read_tf_cnn_benchmarks(kData / "tf-cnn-benchmarks-2017.csv")) named.insert(row.gpu);
+  for (const auto& row : read_horovod(kData / "horovod-readme-2017.csv")) named.insert(row.gpu);
+  for (const auto& row : read_kernel_rows(kData)) named.insert(row.device);
+  EXPECT_EQ(named.size(), 8u);
+  for (const std::string& gpu : named) {
+    EXPECT_NO_THROW(c.gpu(gpu)) << gpu;
+    EXPECT_TRUE(find_profile(gpu)) << gpu;
+  }
+  // One GK210: 2,496 cores x 2 x 875 MHz.
+  EXPECT_DOUBLE_EQ(c.gpu("k80").peak().value(), 2496.0 * 2 * 875e6);
+  EXPECT_EQ(c.gpu("k80").derive_from, "m40");
+  EXPECT_EQ(c.gpu("p100-pcie").derive_from, "p100");
+}
+
+TEST(PublishedFit, IsDeterministicAndBeatsItsStartingPoint) {
+  const auto rows = read_kernel_rows(kData);
+  const GpuShape gpu = read_catalogue(kData / "gpus.json").gpu("titanx-pascal").shape();
+  FitOptions options;
+  options.global_evaluations = 400;
+  options.leave_one_shape_out = false;
+  const GpuFit a = fit_gpu("titanx-pascal", rows, gpu, options);
+  const GpuFit b = fit_gpu("titanx-pascal", rows, gpu, options);
+  EXPECT_EQ(a.params, b.params);
+  // 11 shapes' forward and filter gradient, 9 data gradients (not the two first layers'), 7 GEMMs.
+  EXPECT_EQ(a.rows.size(), 11u + 9u + 11u + 7u);
+  auto squared_logs = [](const GpuFit& fit) {
+    double sum = 0.0;
+    for (const RowResult& r : fit.rows) sum += std::log(1.0 + r.error) * std::log(1.0 + r.error);
+    return sum;
+  };
+  EXPECT_LT(squared_logs(a), squared_logs(check_gpu("titanx-pascal", rows, gpu, GpuKernelParams{})));
+}
+
+TEST(PublishedPoints, EverySingleGpuPointIsAScenarioThatParses) {
+  const auto points = single_gpu_points(kData);
+  EXPECT_EQ(points.size(), 30u);
+  std::set<std::string> names;
+  for (const Point& p : points) {
+    names.insert(p.name);
+    const Scenario s = parse_scenario(p.scenario, p.name + ".json", kData);
+    EXPECT_EQ(s.workers, 1);
+    EXPECT_EQ(s.worker_device.source, ProfileSource::published) << p.name;
+    EXPECT_GT(p.published_step(), 0.0);
+  }
+  EXPECT_EQ(names.size(), points.size());  // file names are unique
+  const auto dgx_resnet = std::find_if(points.begin(), points.end(), [](const Point& p) {
+    return p.row.system == "DGX-1" && p.row.model == "resnet50" && p.row.batch == 64;
+  });
+  ASSERT_NE(dgx_resnet, points.end());
+  EXPECT_TRUE(dgx_resnet->variables_on_host);  // parameter_server, local_parameter_device=cpu
+  EXPECT_EQ(dgx_resnet->zoo_model, "resnet50_tf");
+}
+
+TEST(PublishedProvenance, SimulateSaysFittedToPublishedKernelTimings) {
+  TempDir dir("published");
+  std::ofstream(dir / "one.json") << R"({"name": "one", "model": "resnet50_tf", "batch_per_worker": 32,
+    "cluster": {"workers": 1, "parameter_servers": 0, "worker_device": "p100",
+                "platform": {"kind": "star", "nic_bandwidth": "10Gbps"}},
+    "strategies": ["allreduce"], "steps": 1, "warmup_steps": 0})";
+  const auto text = run_command(ralp_binary() + " simulate " + (dir / "one.json") + " --fidelity analytic");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("p100 (published profile): "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("layers fitted to published kernel timings"), std::string::npos);
+  const auto json = run_command(ralp_binary() + " simulate " + (dir / "one.json") +
+                                " --fidelity analytic --json " + (dir / "out.json"));
+  ASSERT_EQ(json.status, 0) << json.err;
+  const Json out = Json::parse(testing::read_file(dir / "out.json"));
+  const std::string dump = out.dump();
+  EXPECT_NE(dump.find("\"profile_source\":\"published\""), std::string::npos);
+  EXPECT_NE(dump.find("fitted to published kernel timings"), std::string::npos);
+  EXPECT_EQ(dump.find("\"published_layers\":0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ralp::published
