@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ralp/core/nodes.hpp"
 #include "ralp/schedule/schedule.hpp"
 
 namespace ralp::schedule {
@@ -115,6 +116,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   const bool wants_cut =
       strategy.kind == StrategyKind::ralp || strategy.kind == StrategyKind::hybrid;
   if (wants_cut && !cut) throw std::invalid_argument("ralp and hybrid plans need a cut");
+  require_modelled_nodes(scenario);
   if (!wants_cut) cut.reset();
 
   StepPlan plan;

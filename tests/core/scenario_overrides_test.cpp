@@ -148,7 +148,7 @@ TEST(ScenarioOverrides, AKeptStrategyKeepsItsPathInTheFile) {
           "strategies": ["ps", {"name": "ralp", "cut": "fc3", "head_mod": "per_worker"}]})";
   EXPECT_EQ(error_of({{"strategy", "ralp@fc3"}}, text),
             "s.json: /strategies/1/head_mod is not a known key, expected one of: cut, head, head_mode, "
-            "label, name, sharding (did you mean \"head_mode\"?)");
+            "label, local_aggregation, name, sharding (did you mean \"head_mode\"?)");
 }
 
 TEST(ScenarioOverrides, BandwidthAndLatencyNeedAGeneratedPlatform) {
