@@ -49,23 +49,23 @@ void count_node_traffic(const NodeLayout& layout, int64_t src, int64_t dst, doub
 void require_modelled_nodes(const Scenario& scenario) {
   const NodeSpec& nodes = scenario.nodes;
   const std::string later = ", which this version parses but does not yet simulate, expected ";
-  if (nodes.devices_per_node != 1) {
-    throw InputError(scenario.file, "/cluster/devices_per_node",
-                     "is " + std::to_string(nodes.devices_per_node) + later + "1");
-  }
-  if (nodes.ps_placement != PsPlacement::separate) {
-    throw InputError(scenario.file, "/cluster/ps_placement",
-                     "is \"colocated\"" + later + "\"separate\"");
-  }
-  if (nodes.interconnect) {
-    throw InputError(scenario.file, "/cluster/node_interconnect",
-                     "is given" + later + "it left out");
+  const bool on_nodes =
+      nodes.devices_per_node > 1 || nodes.ps_placement == PsPlacement::colocated;
+  if (on_nodes && scenario.platform.kind == PlatformKind::file) {
+    throw InputError(scenario.file, "/cluster/platform/kind",
+                     "is \"file\" with nodes (several devices or co-located servers)" + later +
+                         "a generated platform");
   }
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
     const StrategySpec& s = scenario.strategies[i];
+    const std::string path = json_path("/strategies", i);
     if (s.algorithm != AllreduceAlgorithm::ring) {
-      throw InputError(scenario.file, json_path(json_path("/strategies", i), "algorithm"),
+      throw InputError(scenario.file, json_path(path, "algorithm"),
                        "is \"hierarchical\"" + later + "\"ring\"");
+    }
+    if (s.local_aggregation && nodes.devices_per_node > 1) {
+      throw InputError(scenario.file, json_path(path, "local_aggregation"),
+                       "is true (the default with several devices per node)" + later + "false");
     }
   }
 }

@@ -63,6 +63,17 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "charges messages CPU time, which only the event simulation models; "
                      "expected no message_cpu with --fidelity analytic");
   }
+  if (scenario.nodes.devices_per_node > 1) {
+    throw InputError(scenario.file, "/cluster/devices_per_node",
+                     "is " + std::to_string(scenario.nodes.devices_per_node) +
+                         ", nodes of several devices, which only the event simulation models "
+                         "for now; expected 1 with --fidelity analytic");
+  }
+  if (scenario.nodes.ps_placement == PsPlacement::colocated) {
+    throw InputError(scenario.file, "/cluster/ps_placement",
+                     "is \"colocated\", which only the event simulation models for now; "
+                     "expected \"separate\" with --fidelity analytic");
+  }
   if (scenario.platform.nic_burst.value() > 0.0) {
     throw InputError(scenario.file, "/cluster/platform/nic_burst",
                      "shapes NICs with token buckets, which only the event simulation models; "

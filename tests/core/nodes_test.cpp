@@ -128,9 +128,29 @@ TEST(Nodes, ModesRefuseWhatTheyDoNotYetModelInOneLine) {
     require_modelled_nodes(s);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.path(), "/cluster/devices_per_node");
+    EXPECT_EQ(e.path(), "/strategies/0/local_aggregation");
   }
   EXPECT_NO_THROW(require_modelled_nodes(parse("", R"(["ps"])")));
+  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["allreduce"])")));
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(Nodes, SimulateRunsNodesAndTheAnalyticFidelityRefusesThemInOneLine) {
+  const std::string file = (kData / "scenarios/nodes-2x2.json").string();
+  const auto simulated = testing::run_command(testing::ralp_binary() + " simulate " + file);
+  EXPECT_EQ(simulated.status, 0) << simulated.err;
+  EXPECT_NE(simulated.out.find("nodes: 2 of 2 devices"), std::string::npos) << simulated.out;
+  const auto analytic =
+      testing::run_command(testing::ralp_binary() + " simulate --fidelity analytic " + file);
+  EXPECT_EQ(analytic.status, 2);
+  EXPECT_EQ(analytic.err, "error: " + file + ": /cluster/devices_per_node is 2, nodes of several "
+                          "devices, which only the event simulation models for now; expected 1 "
+                          "with --fidelity analytic\n");
 }
 
 }  // namespace
