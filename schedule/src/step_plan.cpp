@@ -124,6 +124,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   plan.workers = scenario.workers;
   plan.shards = strategy.kind == StrategyKind::allreduce ? 0 : scenario.parameter_servers;
   plan.batch = scenario.batch_per_worker;
+  plan.devices_per_node = scenario.nodes.devices_per_node;
   plan.cut = cut;
   plan.tail_end = cut.value_or(graph.size());
 

@@ -123,7 +123,9 @@ TEST(Nodes, TrafficInsideANodeStaysOffItsNics) {
 }
 
 TEST(Nodes, ModesRefuseWhatTheyDoNotYetModelInOneLine) {
-  const Scenario s = parse(R"("devices_per_node": 4,)", R"(["ps"])");
+  // ps aggregates inside nodes; ralp's head does not yet gather a node's boundaries.
+  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["ps"])")));
+  const Scenario s = parse(R"("devices_per_node": 4,)", R"(["ralp"])");
   try {
     require_modelled_nodes(s);
     FAIL();

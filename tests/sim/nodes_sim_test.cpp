@@ -151,3 +151,34 @@ TEST(NodesSim, ACoLocatedServersOwnNodeSendsItNothingOverTheNic) {
 
 }  // namespace
 }  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(NodesSim, LocalAggregationDividesTheServersTrafficByTheDevicesPerNode) {
+  // 2 nodes of 2 devices, 4 MB of weights, a separate PS whose NIC moves 1 GB/s, every other link
+  // 100 times faster. Without local aggregation the PS sends 4 pulls and takes 4 pushes: 16 ms
+  // each way. With it, each node's first device pulls once, passes the values on over NVLink,
+  // sums its partner's gradients and pushes once: 2 of each, 8 ms each way.
+  for (const bool local : {false, true}) {
+    SCOPED_TRACE(local ? "local aggregation" : "every device a worker");
+    const Scenario s = nodes_scenario(
+        4, 2, "",
+        std::string(R"([{"name": "ps", "local_aggregation": )") + (local ? "true" : "false") + "}]",
+        R"(, "worker_nic": {"bandwidth": "800Gbps"}, "ps_nic": {"bandwidth": "8Gbps"})");
+    const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+    const double group = 4e6 + kHeader;
+    const double pushes = local ? 2 : 4;
+    EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_in, pushes * group);
+    EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_out, pushes * group);
+    EXPECT_LT(relative_error(r.step_time_mean_s, pushes * 8e-3), kTolerance) << r.step_time_mean_s;
+    // Each node's NIC carries one pull in and one push out per device, or per node.
+    EXPECT_DOUBLE_EQ(node(r, "node-1").nic_in, pushes / 2 * group);
+    EXPECT_DOUBLE_EQ(node(r, "node-1").nic_out, pushes / 2 * group);
+    // Inside: the passed-on pull and the partner's push.
+    EXPECT_DOUBLE_EQ(node(r, "node-1").interconnect, local ? 2 * group : 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace ralp
