@@ -663,6 +663,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   LayerGraph model = read_model(r, base_dir, model_ref);
   Scenario scenario{.file = file, .name = name, .model_ref = model_ref, .model = std::move(model)};
   scenario.batch_per_worker = r.integer("batch_per_worker", 1, kMaxBatch);
+  scenario.source = r.optional_string("source").value_or("");
 
   {
     const Json& cluster = r.require("cluster", "a cluster object");
@@ -842,6 +843,7 @@ Json scenario_to_json(const Scenario& s) {
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
   nodes_to_json(s.nodes, out["cluster"]);
+  if (!s.source.empty()) out["source"] = s.source;
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
   if (s.message_cpu.charged() || s.message_cpu.waiting_share > 0.0) {
     out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);

@@ -1,7 +1,11 @@
 // The simulator on nodes of several devices: closed forms on the ideal network model, with compute
 // that vanishes.
+#include <algorithm>
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
+#include "../support/run_command.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "sim_fixtures.hpp"
 
@@ -177,6 +181,38 @@ TEST(NodesSim, LocalAggregationDividesTheServersTrafficByTheDevicesPerNode) {
     EXPECT_DOUBLE_EQ(node(r, "node-1").nic_out, pushes / 2 * group);
     // Inside: the passed-on pull and the partner's push.
     EXPECT_DOUBLE_EQ(node(r, "node-1").interconnect, local ? 2 * group : 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(NodesSim, EveryPublishedMultiGpuScenarioRuns) {
+  // One scenario per multi-GPU synthetic TCP row of published/, written by
+  // scripts/published-scenarios from the two CSVs.
+  const fs::path folder = fs::path(RALP_SOURCE_DIR) / "scenarios/published/multi-gpu";
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(folder)) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  EXPECT_GE(files.size(), 80u);
+  for (const fs::path& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    const auto result =
+        testing::run_command(testing::ralp_binary() + " simulate --quiet " + file.string());
+    EXPECT_EQ(result.status, 0) << result.err;
+  }
+  // The committed files are what the script writes (where Python runs it).
+  const auto check = testing::run_command("command -v python3 >/dev/null && python3 " +
+                                          std::string(RALP_SOURCE_DIR) +
+                                          "/scripts/published-scenarios --check");
+  if (check.status == 0 || check.out.find("differs") != std::string::npos ||
+      check.out.find("comes from") != std::string::npos) {
+    EXPECT_EQ(check.status, 0) << check.out;
   }
 }
 

@@ -190,6 +190,7 @@ struct PlacementSpec {
 struct Scenario {
   std::string file;  // where it was read from, for messages
   std::string name;
+  std::string source;  // where the scenario's numbers come from (published rows, datasheets)
   std::string model_ref;  // zoo name or model file path, as written
   LayerGraph model;
   int64_t batch_per_worker = 0;
