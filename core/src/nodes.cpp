@@ -34,6 +34,23 @@ NodeLayout node_layout(const Scenario& scenario) {
   return layout;
 }
 
+BytesPerSecond device_link_bandwidth(const Scenario& scenario, const DeviceProfile& device) {
+  const auto& link = scenario.nodes.interconnect;
+  if (link && link->kind == InterconnectKind::pcie) return link->bandwidth;
+  if (device.pcie_bandwidth) return *device.pcie_bandwidth;
+  return device.memory_bandwidth;
+}
+
+BytesPerSecond peer_link_bandwidth(const Scenario& scenario) {
+  const auto& link = scenario.nodes.interconnect;
+  if (link && link->kind == InterconnectKind::nvlink) return link->bandwidth;
+  return device_link_bandwidth(scenario, scenario.worker_device);
+}
+
+Seconds interconnect_latency(const Scenario& scenario) {
+  return scenario.nodes.interconnect ? scenario.nodes.interconnect->latency : Seconds(0.0);
+}
+
 void count_node_traffic(const NodeLayout& layout, int64_t src, int64_t dst, double bytes,
                         std::vector<NodeTraffic>& traffic) {
   const auto from = layout.node_of_host(src);

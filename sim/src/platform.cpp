@@ -52,16 +52,6 @@ const sg4::Link* duplex_link(sg4::NetZone* zone, const std::string& name, double
   return zone->create_split_duplex_link(name, bandwidth)->set_latency(latency)->seal();
 }
 
-// The bandwidth of a device's link to its node's host side: the node's PCIe interconnect where
-// given, else the device's PCIe (a GPU), else its memory (a CPU, whose ranks share the host).
-double attachment_bandwidth(const Scenario& s, const DeviceProfile& device) {
-  if (s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::pcie) {
-    return s.nodes.interconnect->bandwidth.value();
-  }
-  if (device.pcie_bandwidth) return device.pcie_bandwidth->value();
-  return device.memory_bandwidth.value();
-}
-
 std::vector<sg4::LinkInRoute> reversed(std::vector<sg4::LinkInRoute> links) {
   std::reverse(links.begin(), links.end());
   for (auto& l : links) {
@@ -80,8 +70,8 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
   auto* zone = sg4::create_full_zone(name);
   zone->set_parent(parent);
   NetPoint* gateway = zone->create_router(name + "-nics");
-  const double latency = s.nodes.interconnect ? s.nodes.interconnect->latency.value() : 0.0;
-  const double device_bandwidth = attachment_bandwidth(s, s.worker_device);
+  const double latency = interconnect_latency(s).value();
+  const double device_bandwidth = device_link_bandwidth(s, s.worker_device).value();
   std::vector<const sg4::Link*> roots;
   for (int64_t r = 0; r < layout.host_links; ++r) {
     roots.push_back(duplex_link(zone, name + "-root-" + std::to_string(r), device_bandwidth, latency));
@@ -115,8 +105,8 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
     m.to_host = {{pcie, Direction::UP}, {roots[static_cast<size_t>(m.root)], Direction::UP}};
     m.nic = nics[static_cast<size_t>(layout.nic_of_worker(w))];
     if (s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::nvlink) {
-      m.nvlink = duplex_link(zone, worker_name(w) + "-nvlink",
-                             s.nodes.interconnect->bandwidth.value(), latency);
+      m.nvlink = duplex_link(zone, worker_name(w) + "-nvlink", peer_link_bandwidth(s).value(),
+                             latency);
     }
     members.push_back(std::move(m));
   }
@@ -127,7 +117,7 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
     Member m;
     m.point = host->get_netpoint();
     const sg4::Link* link = duplex_link(zone, ps_name(p) + "-pcie",
-                                        attachment_bandwidth(s, s.ps_device), latency);
+                                        device_link_bandwidth(s, s.ps_device).value(), latency);
     m.to_host = {{link, Direction::UP}};
     m.nic = nics[static_cast<size_t>(p % layout.nics_per_node)];
     members.push_back(std::move(m));

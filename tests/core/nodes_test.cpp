@@ -142,17 +142,36 @@ TEST(Nodes, ModesRefuseWhatTheyDoNotYetModelInOneLine) {
 namespace ralp {
 namespace {
 
-TEST(Nodes, SimulateRunsNodesAndTheAnalyticFidelityRefusesThemInOneLine) {
+TEST(Nodes, BothFidelitiesRunNodes) {
   const std::string file = (kData / "scenarios/nodes-2x2.json").string();
-  const auto simulated = testing::run_command(testing::ralp_binary() + " simulate " + file);
-  EXPECT_EQ(simulated.status, 0) << simulated.err;
-  EXPECT_NE(simulated.out.find("nodes: 2 of 2 devices"), std::string::npos) << simulated.out;
-  const auto analytic =
-      testing::run_command(testing::ralp_binary() + " simulate --fidelity analytic " + file);
-  EXPECT_EQ(analytic.status, 2);
-  EXPECT_EQ(analytic.err, "error: " + file + ": /cluster/devices_per_node is 2, nodes of several "
-                          "devices, which only the event simulation models for now; expected 1 "
-                          "with --fidelity analytic\n");
+  for (const char* fidelity : {"event", "analytic"}) {
+    SCOPED_TRACE(fidelity);
+    const auto result = testing::run_command(testing::ralp_binary() + " simulate --fidelity " +
+                                             fidelity + " " + file);
+    EXPECT_EQ(result.status, 0) << result.err;
+    EXPECT_NE(result.out.find("nodes: 2 of 2 devices"), std::string::npos) << result.out;
+  }
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(Nodes, DevicesPerNodeIsAnOverrideAndASweepAxis) {
+  const std::string file = (kData / "scenarios/nodes-2x2.json").string();
+  // Four workers as one node of four: allreduce never leaves it.
+  const auto one_node = testing::run_command(testing::ralp_binary() +
+                                             " simulate --devices-per-node 4 " + file);
+  EXPECT_EQ(one_node.status, 0) << one_node.err;
+  EXPECT_NE(one_node.out.find("nodes: 1 of 4 devices"), std::string::npos) << one_node.out;
+  // Three does not divide the file's four workers: one line naming them.
+  const auto bad = testing::run_command(testing::ralp_binary() +
+                                        " simulate --devices-per-node 3 " + file);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err, "error: " + file +
+                         ": /cluster/workers is 4, expected a multiple of devices_per_node (3)\n");
 }
 
 }  // namespace

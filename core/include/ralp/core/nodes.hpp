@@ -64,6 +64,15 @@ struct NodeTraffic {
 void count_node_traffic(const NodeLayout& layout, int64_t src, int64_t dst, double bytes,
                         std::vector<NodeTraffic>& traffic);
 
+// The links of a node (docs/nodes.md). A device's link to its node's host side (its PCIe link,
+// and the host links): the `pcie` interconnect's bandwidth where given, else the device's PCIe
+// bandwidth (a GPU), else its memory bandwidth (a CPU, whose ranks share the host).
+BytesPerSecond device_link_bandwidth(const Scenario& scenario, const DeviceProfile& device);
+// Device-to-device inside a node: NVLink's bandwidth, else the device link's.
+BytesPerSecond peer_link_bandwidth(const Scenario& scenario);
+// Each link's latency inside a node (0 without a node_interconnect).
+Seconds interconnect_latency(const Scenario& scenario);
+
 // Throws InputError naming the first node key of the scenario that the modes cannot yet carry
 // out, with what they can.
 void require_modelled_nodes(const Scenario& scenario);
