@@ -2,6 +2,7 @@
 // JSON, CSV and Chrome trace files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -78,6 +79,32 @@ std::string in_out(const StrategyResult& r, const std::string& host) {
   return "-";
 }
 
+// The busiest node's traffic per step (nodes of several devices or co-located servers), or "".
+std::string node_line(const StrategyResult& r) {
+  if (r.nodes.empty()) return "";
+  const auto busiest = std::max_element(r.nodes.begin(), r.nodes.end(), [](const auto& a, const auto& b) {
+    return std::max(a.nic_in, a.nic_out) < std::max(b.nic_in, b.nic_out);
+  });
+  return r.label + ": busiest node " + busiest->name + ", NIC in / out " +
+         format_bytes(Bytes(busiest->nic_in)) + " / " + format_bytes(Bytes(busiest->nic_out)) +
+         ", interconnect " + format_bytes(Bytes(busiest->interconnect)) + " per step";
+}
+
+// The nodes a scenario groups its workers into, or "" for one device per node.
+std::string nodes_header(const Scenario& s) {
+  const NodeSpec& n = s.nodes;
+  if (n.devices_per_node == 1 && n.ps_placement == PsPlacement::separate) return "";
+  std::string text = "nodes: " + std::to_string(s.workers / n.devices_per_node) + " of " +
+                     std::to_string(n.devices_per_node) + " devices";
+  if (n.interconnect) {
+    text += " on " + std::string(to_string(n.interconnect->kind)) + " at " +
+            format_bandwidth(n.interconnect->bandwidth);
+  }
+  text += n.nics_per_node == 1 ? ", one NIC each" : ", a NIC per device";
+  if (n.ps_placement == PsPlacement::colocated) text += "; parameter servers on the nodes";
+  return text;
+}
+
 std::string sources_line(const ComputeSources& s) {
   if (s.published > 0) {
     return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.published) +
@@ -98,6 +125,7 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
             << to_string(scenario.platform.kind) << " platform, " << result.network_model
             << " network model; " << scenario.steps << " steps after " << scenario.warmup_steps
             << " warm-up\n";
+  if (const std::string line = nodes_header(scenario); !line.empty()) std::cout << line << '\n';
   for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
     std::string names;
     for (size_t i = 0; i < group.size(); ++i) {
@@ -162,6 +190,7 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
       std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
     }
     if (const std::string line = shard_line(r, scenario); !line.empty()) std::cout << line << '\n';
+    if (const std::string line = node_line(r); !line.empty()) std::cout << line << '\n';
     if (!r.cut_search.empty()) {
       std::cout << r.label << ": cut " << r.cut.value_or("-") << " is the fastest of the "
                 << r.cut_search.size() << " best analytic cuts simulated (ralp place shows the ranking)\n";

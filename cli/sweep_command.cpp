@@ -168,8 +168,9 @@ void add_sweep_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "sweep",
       "Run a scenario over axes of workers, bandwidth, batch and more.\n"
-      "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers and "
-      "latency (the cartesian product, in that order), points in parallel worker processes, and "
+      "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers, "
+      "latency and devices per node (the cartesian product, in that order), points in parallel "
+      "worker processes, and "
       "write DIR/sweep.csv (in point order, as points finish) and DIR/sweep.json "
       "(docs/sweep.md); under mpirun the points are divided among the ranks");
   cmd->add_option("input", options->input,
@@ -183,6 +184,7 @@ void add_sweep_command(CLI::App& app, Action& action) {
       {"device", "Worker device profiles: gtx1080ti,v100"},
       {"parameter_servers", "Parameter server counts, as --workers"},
       {"latency", "Link latencies: 5us,50us"},
+      {"devices_per_node", "Devices per node (workers grouped in order), as --workers"},
       {"strategies", "The strategies every point runs: ps,ralp,allreduce,hybrid (a label of the "
                      "scenario, else a kind with default options)"}};
   for (const std::string& axis : sweep::axis_names()) {

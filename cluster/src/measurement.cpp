@@ -32,6 +32,7 @@ Json to_json(const RankRecord& r) {
           {"intervals", intervals},
           {"bytes_in", r.bytes_in},
           {"bytes_out", r.bytes_out},
+          {"bytes_to", r.bytes_to},
           {"part_done", parts},
           {"losses", losses},
           {"sent", sent},
@@ -51,6 +52,7 @@ RankRecord rank_record_from_json(const Json& j) {
     }
     r.bytes_in = j.at("bytes_in").get<std::vector<double>>();
     r.bytes_out = j.at("bytes_out").get<std::vector<double>>();
+    if (j.contains("bytes_to")) r.bytes_to = j.at("bytes_to").get<std::vector<std::vector<double>>>();
     for (const auto& p : j.at("part_done")) {
       r.part_done.push_back(p.is_null() ? std::nullopt : std::optional<double>(p.get<double>()));
     }
@@ -98,6 +100,31 @@ std::vector<DeviceOpTime> typical_device_times(const RankRecord& record, size_t 
                    sum / static_cast<double>(typical.size())});
   }
   return out;
+}
+
+void add_node_traffic(MeasuredResult& result, const std::vector<RankRecord>& records,
+                      const NodeLayout& layout, int64_t warmup_steps) {
+  if (layout.devices_per_node <= 1 && !layout.colocated) return;
+  std::vector<NodeTraffic> traffic(static_cast<size_t>(layout.nodes));
+  double measured = 0.0;
+  for (size_t src = 0; src < records.size(); ++src) {
+    const auto& steps = records[src].bytes_to;
+    if (src == 0) measured = static_cast<double>(steps.size()) - static_cast<double>(warmup_steps);
+    for (size_t k = static_cast<size_t>(warmup_steps); k < steps.size(); ++k) {
+      for (size_t dst = 0; dst < steps[k].size(); ++dst) {
+        if (steps[k][dst] > 0.0) {
+          count_node_traffic(layout, static_cast<int64_t>(src), static_cast<int64_t>(dst),
+                             steps[k][dst], traffic);
+        }
+      }
+    }
+  }
+  if (measured <= 0.0) return;
+  for (size_t n = 0; n < traffic.size(); ++n) {
+    const NodeTraffic& t = traffic[n];
+    result.nodes.push_back({node_name(static_cast<int64_t>(n)), t.nic_in / measured,
+                            t.nic_out / measured, t.interconnect / measured});
+  }
 }
 
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,

@@ -115,6 +115,20 @@ class WorkerActions final : public RankActions {
       cut_ = graph.describe_cut(*ctx.cut);
       boundary_ = std::make_unique<BoundaryMessage>(graph, *cut_, ctx.batch());
     }
+    // Local aggregation: a node's first device receives the others' gradients, per group and
+    // member, one buffer per variable as the member sends them.
+    const int64_t per_node = schedule.plan.devices_per_node;
+    if (schedule.plan.aggregates_locally() && worker % per_node == 0) {
+      member_gradients_.resize(groups_.size());
+      for (size_t g = 0; g < groups_.size(); ++g) {
+        member_gradients_[g].resize(static_cast<size_t>(per_node - 1));
+        for (auto& buffers : member_gradients_[g]) {
+          for (auto& v : groups_[g].gradients) {
+            buffers.emplace_back(static_cast<size_t>(v->elements()));
+          }
+        }
+      }
+    }
   }
 
   void begin_step(int64_t step) override {
@@ -165,6 +179,16 @@ class WorkerActions final : public RankActions {
       }
       return;
     }
+    if (op.kind == OpKind::aggregate) {
+      // Local aggregation: a member's gradients into this device's, before the push.
+      auto& buffers = member_buffers(op);
+      auto& gradients = groups_.at(static_cast<size_t>(op.group)).gradients;
+      for (size_t i = 0; i < gradients.size(); ++i) {
+        float* sum = gradients[i]->data();
+        for (size_t e = 0; e < buffers[i].size(); ++e) sum[e] += buffers[i][e];
+      }
+      return;
+    }
     if (op.kind == OpKind::update) {
       for (auto& v : ring_views_) v->upload();
       net_.sgd_step(ctx_.sgd, 1.0F / static_cast<float>(ctx_.workers()));
@@ -184,6 +208,8 @@ class WorkerActions final : public RankActions {
       }
       case MessageKind::activations:
         return boundary_->activation_pieces();
+      case MessageKind::pull:  // local aggregation: the node's values, passed on
+        return value_pieces(op);
       case MessageKind::ready:
       case MessageKind::go:
         return {};
@@ -194,11 +220,11 @@ class WorkerActions final : public RankActions {
 
   std::vector<Piece> receive_pieces(const Op& op) override {
     switch (op.message.kind) {
-      case MessageKind::pull: {
+      case MessageKind::pull:
+        return value_pieces(op);
+      case MessageKind::push: {  // local aggregation: a member's gradients
         std::vector<Piece> pieces;
-        for (auto& v : groups_.at(static_cast<size_t>(op.group)).values) {
-          pieces.push_back(v->piece());
-        }
+        for (auto& b : member_buffers(op)) pieces.push_back({b.data(), b.size() * sizeof(float)});
         return pieces;
       }
       case MessageKind::activation_gradient:
@@ -243,6 +269,18 @@ class WorkerActions final : public RankActions {
     std::vector<std::unique_ptr<HostView>> values, gradients;
   };
 
+  std::vector<Piece> value_pieces(const Op& op) {
+    std::vector<Piece> pieces;
+    for (auto& v : groups_.at(static_cast<size_t>(op.group)).values) pieces.push_back(v->piece());
+    return pieces;
+  }
+
+  // The buffers of member op.worker's gradients of op.group (local aggregation).
+  std::vector<std::vector<float>>& member_buffers(const Op& op) {
+    const auto member = static_cast<size_t>(op.worker - worker_ - 1);
+    return member_gradients_.at(static_cast<size_t>(op.group)).at(member);
+  }
+
   StrategyContext& ctx_;
   const schedule::Schedule& schedule_;
   int64_t worker_;
@@ -250,6 +288,9 @@ class WorkerActions final : public RankActions {
   std::vector<SyntheticBatch> shard_;
   const SyntheticBatch* batch_ = nullptr;
   std::vector<Group> groups_;  // by schedule group index
+  // Local aggregation on a node's first device: per group, per other device of the node, per
+  // variable, the gradients it pushed.
+  std::vector<std::vector<std::vector<std::vector<float>>>> member_gradients_;
   std::vector<std::unique_ptr<HostView>> ring_views_;  // by plan tensor index
   std::vector<LayerId> ring_layers_;
   std::optional<CutInfo> cut_;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "ralp/core/nodes.hpp"
 #include "role_actions.hpp"
 #include "step_executor.hpp"
 
@@ -246,6 +247,7 @@ std::optional<MeasuredResult> gather_result(const RankRun& r, const PlannedStrat
   }
   MeasuredResult result =
       summarise(records, scenario.parameter_servers, r.warmup, scenario.batch_per_worker);
+  add_node_traffic(result, records, node_layout(scenario), r.warmup);
   result.label = planned.spec.label;
   result.kind = planned.spec.kind;
   if (planned.cut) {
@@ -310,6 +312,7 @@ void run_strategy(const RankRun& r, const PlannedStrategy& planned, MeasuredRun&
   FinalParameters final_parameters = actions->final_parameters();
   ctx.record.bytes_in = r.transport.bytes_in();
   ctx.record.bytes_out = r.transport.bytes_out();
+  ctx.record.bytes_to = r.transport.bytes_to();
 
   if (auto result = gather_result(r, planned, ctx)) run.results.push_back(std::move(*result));
   const std::string& dump = r.options.dump_parameters;

@@ -614,7 +614,7 @@ void StepExecutor::MpiThread::start_ring(uint32_t i) {
              exec_.schedule_, static_cast<size_t>(ops_[i].buffer), member_)) {
       bytes += static_cast<double>(m.wire_bytes());
     }
-    transport_.count(k, bytes, bytes);
+    transport_.count(k, bytes, bytes, exec_.schedule_.worker_host((member_ + 1) % members_));
   } else {
     post_phase(r);
   }

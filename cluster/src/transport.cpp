@@ -128,6 +128,14 @@ Transport::Handle Transport::allocate() {
 void Transport::begin_strategy(int64_t steps) {
   bytes_in_.assign(static_cast<size_t>(steps), 0.0);
   bytes_out_.assign(static_cast<size_t>(steps), 0.0);
+  bytes_to_.assign(static_cast<size_t>(steps), {});
+}
+
+void Transport::count_to(int64_t step, int peer, double bytes) {
+  if (step < 0 || step >= static_cast<int64_t>(bytes_to_.size()) || peer < 0) return;
+  std::vector<double>& row = bytes_to_[static_cast<size_t>(step)];
+  if (row.size() <= static_cast<size_t>(peer)) row.resize(static_cast<size_t>(peer) + 1, 0.0);
+  row[static_cast<size_t>(peer)] += bytes;
 }
 
 Transport::Handle Transport::send(int peer, MessageKind kind, int64_t step, int64_t item,
@@ -150,6 +158,7 @@ Transport::Handle Transport::send(int peer, MessageKind kind, int64_t step, int6
     bytes_out_[static_cast<size_t>(step)] +=
         static_cast<double>(s.payload_bytes + sizeof(MessageHeader));
   }
+  count_to(step, peer, static_cast<double>(s.payload_bytes + sizeof(MessageHeader)));
   pending_.push_back(h);
   return h;
 }
@@ -189,10 +198,11 @@ Transport::Handle Transport::track(MPI_Request request, MessageKind kind, int64_
   return h;
 }
 
-void Transport::count(int64_t step, double in, double out) {
+void Transport::count(int64_t step, double in, double out, int to) {
   if (step < 0 || step >= static_cast<int64_t>(bytes_in_.size())) return;
   bytes_in_[static_cast<size_t>(step)] += in;
   bytes_out_[static_cast<size_t>(step)] += out;
+  count_to(step, to, out);
 }
 
 void Transport::complete(Slot& s, const MPI_Status& status) {

@@ -98,6 +98,8 @@ class Transport {
   void begin_strategy(int64_t steps);
   [[nodiscard]] const std::vector<double>& bytes_in() const { return bytes_in_; }
   [[nodiscard]] const std::vector<double>& bytes_out() const { return bytes_out_; }
+  // Per step, the bytes sent to each rank (indexed by rank, as long as the highest one sent to).
+  [[nodiscard]] const std::vector<std::vector<double>>& bytes_to() const { return bytes_to_; }
 
   // Posts a message. Its bytes (header included) count against `step` when 0 <= step < steps;
   // other steps (-1: set-up and results) are not counted. The pieces must stay valid and
@@ -111,7 +113,7 @@ class Transport {
   // and timeouts treat it as a message to and from "the other workers".
   Handle track(MPI_Request request, MessageKind kind, int64_t step);
   // Counts bytes that moved outside send() and receive() (inside a collective) against `step`.
-  void count(int64_t step, double in, double out);
+  void count(int64_t step, double in, double out, int to = -1);
 
   // Drives MPI's progress engine and notes completed messages. Cheap; returns whether a message
   // completed.
@@ -185,6 +187,8 @@ class Transport {
   std::vector<Handle> free_;
   std::vector<Handle> pending_;  // posted, not yet complete
   std::vector<double> bytes_in_, bytes_out_;
+  std::vector<std::vector<double>> bytes_to_;
+  void count_to(int64_t step, int peer, double bytes);
 };
 
 }  // namespace ralp::cluster

@@ -16,6 +16,7 @@ namespace {
 
 constexpr int64_t kMaxWorkers = 1 << 16;
 constexpr int64_t kMaxParameterServers = 1 << 10;
+constexpr int64_t kMaxDevicesPerNode = 64;
 constexpr int64_t kMaxBatch = 1 << 16;
 constexpr int64_t kMaxSteps = 100000;
 
@@ -152,8 +153,9 @@ std::vector<std::vector<int64_t>> parse_topology(ObjectReader& r, PlatformKind k
   return groups;
 }
 
+// hosts_needed: how many hosts the cluster takes, which `counted` names.
 PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& base,
-                           int64_t hosts_needed) {
+                           int64_t hosts_needed, const std::string& counted) {
   const Json& value = cluster.require("platform", "a platform object");
   ObjectReader r(value, cluster.path_of("platform"), cluster.file());
   PlatformSpec p;
@@ -202,11 +204,46 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
     if (hosts < hosts_needed) {
       r.fail("topology", "is \"" + p.topology + "\", which holds " + std::to_string(hosts) +
                              " hosts, expected at least " + std::to_string(hosts_needed) +
-                             " (parameter servers + workers)");
+                             " (" + counted + ")");
     }
   }
   r.finish();
   return p;
+}
+
+// cluster.node_interconnect: {"kind", "bandwidth", "latency", "host_links"}.
+NodeInterconnect read_interconnect(ObjectReader& c, int64_t devices_per_node) {
+  ObjectReader r(*c.get("node_interconnect"), c.path_of("node_interconnect"), c.file());
+  NodeInterconnect link;
+  link.kind = r.choice("kind", {"pcie", "nvlink"}) == "pcie" ? InterconnectKind::pcie
+                                                             : InterconnectKind::nvlink;
+  link.bandwidth = r.bandwidth("bandwidth");
+  link.latency = r.optional_seconds("latency").value_or(Seconds(0.0));
+  link.host_links = r.optional_integer("host_links", 1, devices_per_node).value_or(1);
+  r.finish();
+  return link;
+}
+
+// cluster.devices_per_node, node_interconnect, nics_per_node and ps_placement.
+NodeSpec read_nodes(ObjectReader& c, int64_t workers) {
+  NodeSpec nodes;
+  nodes.devices_per_node = c.optional_integer("devices_per_node", 1, kMaxDevicesPerNode).value_or(1);
+  const int64_t per_node = nodes.devices_per_node;
+  if (workers % per_node != 0) {
+    c.fail("workers", "is " + std::to_string(workers) + ", expected a multiple of "
+                      "devices_per_node (" + std::to_string(per_node) + ")");
+  }
+  if (c.has("node_interconnect")) nodes.interconnect = read_interconnect(c, per_node);
+  nodes.nics_per_node = c.optional_integer("nics_per_node", 1, per_node).value_or(1);
+  if (nodes.nics_per_node != 1 && nodes.nics_per_node != per_node) {
+    c.fail("nics_per_node", "is " + std::to_string(nodes.nics_per_node) + ", expected 1 or "
+                            "devices_per_node (" + std::to_string(per_node) + ")");
+  }
+  if (auto placement = c.optional_choice("ps_placement", {"separate", "colocated"})) {
+    nodes.ps_placement =
+        *placement == "separate" ? PsPlacement::separate : PsPlacement::colocated;
+  }
+  return nodes;
 }
 
 NetworkModelSpec read_network_model(ObjectReader& r) {
@@ -265,8 +302,22 @@ std::string read_head(ObjectReader& r, const LayerGraph& model) {
   }
 }
 
+// A strategy's keys that only some strategies take: one line naming the key when given to another
+// (looked up in `value` so that the keys the others take stay out of unknown-key messages).
+void check_strategy_keys(const Json& value, const ObjectReader& r, std::string_view name,
+                         bool has_ps, bool has_ring) {
+  if (!has_ring && value.contains("algorithm")) {
+    r.fail("algorithm", "is given for " + std::string(name) +
+                            ", expected it only with allreduce or hybrid");
+  }
+  if (!has_ps && value.contains("local_aggregation")) {
+    r.fail("local_aggregation", "is given for " + std::string(name) +
+                                    ", expected it only with ps, ralp or hybrid");
+  }
+}
+
 StrategySpec read_strategy(const Json& value, const std::string& path, const std::string& file,
-                           const LayerGraph& model) {
+                           const LayerGraph& model, int64_t devices_per_node) {
   StrategySpec s;
   std::string name;
   std::optional<ObjectReader> r;
@@ -291,7 +342,9 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
   const bool has_ps = s.kind != StrategyKind::allreduce;
   const bool has_ring = s.kind == StrategyKind::allreduce || s.kind == StrategyKind::hybrid;
   s.label = name;
+  s.local_aggregation = has_ps && devices_per_node > 1;
   if (!r) return s;
+  check_strategy_keys(value, *r, name, has_ps, has_ring);
 
   if (has_cut) {
     if (r->has("head") && r->has("cut")) {
@@ -316,6 +369,7 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
     }
   }
   if (has_ps) {
+    s.local_aggregation = r->optional_boolean("local_aggregation").value_or(s.local_aggregation);
     if (auto sharding = r->optional_choice("sharding", {"round_robin", "greedy", "balanced"})) {
       s.sharding = *sharding == "round_robin" ? ShardPlacement::round_robin
                    : *sharding == "greedy"    ? ShardPlacement::greedy
@@ -329,6 +383,9 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
       s.ring_model = *m == "auto"      ? RingModel::automatic
                      : *m == "message" ? RingModel::message
                                        : RingModel::coalesced;
+    }
+    if (auto a = r->optional_choice("algorithm", {"ring", "hierarchical"})) {
+      s.algorithm = *a == "ring" ? AllreduceAlgorithm::ring : AllreduceAlgorithm::hierarchical;
     }
   }
   s.label = r->optional_string("label").value_or(default_strategy_label(name, s.cut));
@@ -477,7 +534,47 @@ void check_roles(const Scenario& s, const std::string& file) {
   }
 }
 
+// The node keys of cluster, where they differ from one device per node with separate PS hosts.
+void nodes_to_json(const NodeSpec& nodes, Json& cluster) {
+  if (nodes.devices_per_node != 1) cluster["devices_per_node"] = nodes.devices_per_node;
+  if (nodes.interconnect) {
+    cluster["node_interconnect"] = {{"kind", std::string(to_string(nodes.interconnect->kind))},
+                                    {"bandwidth", nodes.interconnect->bandwidth.value()},
+                                    {"latency", nodes.interconnect->latency.value()},
+                                    {"host_links", nodes.interconnect->host_links}};
+  }
+  if (nodes.nics_per_node != 1) cluster["nics_per_node"] = nodes.nics_per_node;
+  if (nodes.ps_placement != PsPlacement::separate) {
+    cluster["ps_placement"] = std::string(to_string(nodes.ps_placement));
+  }
+}
+
+// A strategy's node keys: written on nodes of several devices, or where they differ from the
+// default.
+void strategy_nodes_to_json(const StrategySpec& st, int64_t devices_per_node, Json& j) {
+  const bool nodes = devices_per_node > 1;
+  if (st.kind != StrategyKind::allreduce && (nodes || st.local_aggregation)) {
+    j["local_aggregation"] = st.local_aggregation;
+  }
+  const bool ring = st.kind == StrategyKind::allreduce || st.kind == StrategyKind::hybrid;
+  if (ring && (nodes || st.algorithm != AllreduceAlgorithm::ring)) {
+    j["algorithm"] = std::string(to_string(st.algorithm));
+  }
+}
+
 }  // namespace
+
+std::string_view to_string(AllreduceAlgorithm algorithm) {
+  return algorithm == AllreduceAlgorithm::ring ? "ring" : "hierarchical";
+}
+
+std::string_view to_string(InterconnectKind kind) {
+  return kind == InterconnectKind::pcie ? "pcie" : "nvlink";
+}
+
+std::string_view to_string(PsPlacement placement) {
+  return placement == PsPlacement::separate ? "separate" : "colocated";
+}
 
 std::string_view to_string(StrategyKind kind) {
   switch (kind) {
@@ -566,6 +663,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   LayerGraph model = read_model(r, base_dir, model_ref);
   Scenario scenario{.file = file, .name = name, .model_ref = model_ref, .model = std::move(model)};
   scenario.batch_per_worker = r.integer("batch_per_worker", 1, kMaxBatch);
+  scenario.source = r.optional_string("source").value_or("");
 
   {
     const Json& cluster = r.require("cluster", "a cluster object");
@@ -576,8 +674,16 @@ Scenario parse_scenario(const Json& value, const std::string& file,
     scenario.worker_device = read_device(c, "worker_device", base_dir);
     scenario.ps_device =
         c.has("ps_device") ? read_device(c, "ps_device", base_dir) : scenario.worker_device;
-    scenario.platform =
-        read_platform(c, base_dir, scenario.workers + scenario.parameter_servers);
+    scenario.nodes = read_nodes(c, scenario.workers);
+    // A generated topology's hosts are the nodes and the parameter servers of their own.
+    const int64_t separate_ps = scenario.nodes.ps_placement == PsPlacement::separate
+                                    ? scenario.parameter_servers
+                                    : 0;
+    const bool plain = scenario.nodes.devices_per_node == 1 &&
+                       scenario.nodes.ps_placement == PsPlacement::separate;
+    scenario.platform = read_platform(
+        c, base_dir, scenario.workers / scenario.nodes.devices_per_node + separate_ps,
+        plain ? "parameter servers + workers" : "parameter servers of their own + nodes");
     scenario.shared_devices =
         read_shared_devices(c, scenario.workers + scenario.parameter_servers);
     scenario.message_cpu = read_message_cpu(c);
@@ -593,7 +699,8 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   std::set<std::string> labels;
   for (size_t i = 0; i < strategies.size(); ++i) {
     const std::string path = json_path(r.path_of("strategies"), i);
-    StrategySpec spec = read_strategy(strategies[i], path, file, scenario.model);
+    StrategySpec spec = read_strategy(strategies[i], path, file, scenario.model,
+                                      scenario.nodes.devices_per_node);
     if (!labels.insert(spec.label).second) {
       throw InputError(file, path, "repeats the strategy \"" + spec.label +
                                        "\", expected a distinct \"label\" for each entry");
@@ -663,6 +770,7 @@ Json scenario_to_json(const Scenario& s) {
       j["cycle_time"] = st.cycle_time.value();
       j["ring_model"] = std::string(to_string(st.ring_model));
     }
+    strategy_nodes_to_json(st, s.nodes.devices_per_node, j);
     strategies.push_back(std::move(j));
   }
   const auto link = [](const LinkSpec& l) {
@@ -734,6 +842,8 @@ Json scenario_to_json(const Scenario& s) {
         {"threads", s.training.threads}}},
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
+  nodes_to_json(s.nodes, out["cluster"]);
+  if (!s.source.empty()) out["source"] = s.source;
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
   if (s.message_cpu.charged() || s.message_cpu.waiting_share > 0.0) {
     out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);

@@ -207,6 +207,8 @@ Applied apply(const Json& scenario, const std::string& file,
       set_in(a, "/cluster", "workers", number_or_text(o.value), name);
     } else if (name == "parameter-servers") {
       set_in(a, "/cluster", "parameter_servers", number_or_text(o.value), name);
+    } else if (name == "devices-per-node") {
+      set_in(a, "/cluster", "devices_per_node", number_or_text(o.value), name);
     } else if (name == "batch") {
       set_in(a, "", "batch_per_worker", number_or_text(o.value), name);
     } else if (name == "bandwidth") {
@@ -246,6 +248,8 @@ const std::vector<OverrideOption>& scenario_override_options() {
       {"workers", "N", "Workers (replaces /cluster/workers)"},
       {"parameter-servers", "P",
        "Parameter servers (replaces /cluster/parameter_servers; 0 for allreduce only)"},
+      {"devices-per-node", "D",
+       "Devices per node, the workers grouped in order (replaces /cluster/devices_per_node)"},
       {"batch", "B", "Images per worker per step (replaces /batch_per_worker)"},
       {"bandwidth", "RATE",
        "NIC bandwidth, e.g. 10Gbps (replaces /cluster/platform/nic_bandwidth; ps_nic and "

@@ -166,6 +166,14 @@ void write_step_fields(const StepResult& r, Json& j) {
   j["step_times_s"] = r.step_times;
   j["warmup_steps"] = r.warmup_steps;
   j["hosts"] = std::move(hosts);
+  if (!r.nodes.empty()) {
+    Json nodes = Json::array();
+    for (const NodeBytes& n : r.nodes) {
+      nodes.push_back({{"name", n.name}, {"nic_bytes_in", n.nic_in}, {"nic_bytes_out", n.nic_out},
+                       {"interconnect_bytes", n.interconnect}});
+    }
+    j["nodes"] = std::move(nodes);
+  }
   j["worker_mean"] = to_json(r.worker_mean);
   j["ps_busy_s"] = r.ps_busy_s;
   if (!r.shards.empty()) {
@@ -203,6 +211,13 @@ void read_step_fields(const Json& j, StepResult& r) {
       r.hosts.push_back({h.at("name").get<std::string>(), h.at("bytes_in").get<double>(),
                          h.at("bytes_out").get<double>()});
       if (h.contains("split")) r.splits.push_back(time_split_from_json(h.at("split")));
+    }
+    if (j.contains("nodes")) {
+      for (const auto& n : j.at("nodes")) {
+        r.nodes.push_back({n.at("name").get<std::string>(), n.at("nic_bytes_in").get<double>(),
+                           n.at("nic_bytes_out").get<double>(),
+                           n.at("interconnect_bytes").get<double>()});
+      }
     }
     r.worker_mean = time_split_from_json(j.at("worker_mean"));
     r.ps_busy_s = j.at("ps_busy_s").get<double>();

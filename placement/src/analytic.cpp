@@ -2,6 +2,8 @@
 // schedule's streams for one representative worker and pricing transfers by link shares.
 #include "ralp/placement/analytic.hpp"
 
+#include "ralp/core/nodes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -186,8 +188,13 @@ struct Links {
   [[nodiscard]] double backbone_latency() const {
     return net.backbone ? net.backbone->latency.value() : 0.0;
   }
+  // Inside a node, a route to the NIC crosses the device's PCIe link and its host link.
+  [[nodiscard]] double node_latency() const {
+    return net.devices_per_node > 1 ? 2.0 * net.interconnect_latency : 0.0;
+  }
   [[nodiscard]] double worker_ps_latency() const {
-    return net.worker_nic.latency.value() + net.ps_nic.latency.value() + backbone_latency();
+    return net.worker_nic.latency.value() + net.ps_nic.latency.value() + backbone_latency() +
+           node_latency();
   }
   [[nodiscard]] double worker_worker_latency() const {
     return 2.0 * net.worker_nic.latency.value() + backbone_latency();
@@ -204,8 +211,12 @@ struct Links {
   }
   // A worker <-> PS flow among `at_ps` on the PS's link and `at_worker` on the worker's.
   [[nodiscard]] double ps_rate(double at_ps, double at_worker) const {
-    const double rate = std::min(net.bandwidth_factor * net.ps_nic.bandwidth.value() / at_ps,
-                                 net.bandwidth_factor * net.worker_nic.bandwidth.value() / at_worker);
+    double rate = std::min(net.bandwidth_factor * net.ps_nic.bandwidth.value() / at_ps,
+                           net.bandwidth_factor * net.worker_nic.bandwidth.value() /
+                               (at_worker * net.nic_sharers));
+    if (net.device_link > 0.0) {
+      rate = std::min(rate, net.bandwidth_factor * net.device_link / at_worker);
+    }
     return cap(rate, worker_ps_latency(), at_ps * at_worker);
   }
   // One message of `payload` bytes (plus its header) at `rate`.
@@ -230,6 +241,17 @@ struct Model {
   double workers = 1.0;
   double shards = 1.0;
   AnalyticDetail detail = AnalyticDetail::fluid;
+  // Local aggregation (ps on nodes): `workers` counts the nodes' first devices, which pass each
+  // group's values on to the node's other `members` and sum their gradients, each message over
+  // the peer links at `peer_rate` (the first device's link shared by the members).
+  double members = 0.0;
+  double peer_rate = 0.0;
+
+  // One group's values passed on to, or its gradients gathered from, every member at once: as
+  // many flows as members share the first device's link.
+  [[nodiscard]] double gather(double bytes) const {
+    return members > 0.0 ? (bytes + kHeader) / peer_rate : 0.0;
+  }
 
   [[nodiscard]] double backward_of(LayerId l) const {
     return plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
@@ -253,7 +275,7 @@ struct Model {
         double& sent = shard_send[static_cast<size_t>(g.shard)];
         sent = std::max(sent, copied) + links.ps_message(bytes, rate);
         worker_copy = std::max(worker_copy, sent) + seconds_for(bytes, plan.worker_pcie);
-        ready[l] = std::max(ready[l], worker_copy);
+        ready[l] = std::max(ready[l], worker_copy + gather(bytes));
       }
     }
     return ready;
@@ -283,6 +305,10 @@ struct Model {
       out.layer_done[l] = device;
       for (const VariableGroup& g : plan.groups_by_layer[l]) {
         const double bytes = static_cast<double>(g.bytes);
+        if (members > 0.0) {
+          device = std::max(device, out.layer_done[l] + gather(bytes)) +
+                   members * bytes / plan.worker_sum_rate.value();
+        }
         if (plan.compression != CompressionKind::none) {
           device += bytes / plan.worker_encode_rate.value();
         }
@@ -612,6 +638,25 @@ struct Model {
     return starts;
   }
 
+  // The ring's slowest hop: the workers' NICs; on nodes, NCCL's ring in node order, whose hops
+  // between nodes cross each end's device link and NIC (every NIC carries one hop each way) and
+  // whose hops inside a node cross the devices' peer links.
+  struct RingHop {
+    double bandwidth = 0.0;
+    double latency = 0.0;
+  };
+  [[nodiscard]] RingHop ring_hop() const {
+    const AnalyticNetwork& n = links.net;
+    if (n.devices_per_node <= 1) return {n.worker_nic.bandwidth.value(), links.worker_worker_latency()};
+    const double inside = (n.pcie_roots ? 4.0 : 2.0) * n.interconnect_latency;
+    RingHop hop{n.peer_link, inside};
+    if (n.nodes > 1) {
+      hop.bandwidth = std::min({hop.bandwidth, n.device_link, n.worker_nic.bandwidth.value()});
+      hop.latency = std::max(inside, links.worker_worker_latency() + 2.0 * links.node_latency());
+    }
+    return hop;
+  }
+
   // allreduce and hybrid.
   [[nodiscard]] AnalyticEstimate ring_step() const {
     AnalyticEstimate e;
@@ -634,11 +679,11 @@ struct Model {
       // Each worker tells worker-0 the buffer is ready; worker-0 answers every one with a go.
       const double negotiate = 2.0 * links.worker_message(0.0, members - 1.0);
       const double phases = 2.0 * (members - 1.0);
-      const double latency = links.net.latency_factor * links.worker_worker_latency();
+      const RingHop hop = ring_hop();
+      const double latency = links.net.latency_factor * hop.latency;
       // Each ring link carries one flow forward and the previous member's reverse load.
-    double rate = links.net.bandwidth_factor * links.net.worker_nic.bandwidth.value() /
-                    (1.0 + links.net.cross_traffic);
-      rate = links.cap(rate, links.worker_worker_latency(), members);
+      double rate = links.net.bandwidth_factor * hop.bandwidth / (1.0 + links.net.cross_traffic);
+      rate = links.cap(rate, hop.latency, members);
       for (const schedule::FusionBuffer& buffer : schedule::fusion_buffers(plan)) {
         const double ready = start + b.layer_done[buffer.last_layer] + negotiate;
         double t = std::max(ring, ready);
@@ -692,6 +737,15 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
   net.ps_nic = p.ps_nic.value_or(p.nic);
   net.worker_nic = p.worker_nic.value_or(p.nic);
   net.backbone = p.backbone;
+  net.devices_per_node = scenario.nodes.devices_per_node;
+  net.nodes = scenario.workers / scenario.nodes.devices_per_node;
+  if (net.devices_per_node > 1) {
+    net.device_link = device_link_bandwidth(scenario, scenario.worker_device).value();
+    net.peer_link = peer_link_bandwidth(scenario).value();
+    net.interconnect_latency = interconnect_latency(scenario).value();
+    const auto& link = scenario.nodes.interconnect;
+    net.pcie_roots = link && link->kind == InterconnectKind::pcie && link->host_links > 1;
+  }
   switch (scenario.network_model.kind) {
     case NetworkModelKind::tcp:
       net.latency_factor = kTcpLatencyFactor;
@@ -711,9 +765,19 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
 
 AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,
                                AnalyticDetail detail) {
-  const AnalyticNetwork net = analytic_network(scenario);
-  const Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),
-                static_cast<double>(std::max<int64_t>(plan.shards, 1)), detail};
+  AnalyticNetwork net = analytic_network(scenario);
+  const int64_t per_node = scenario.nodes.devices_per_node;
+  const bool local = plan.aggregates_locally();
+  if (per_node > 1 && scenario.nodes.nics_per_node == 1 && !local) {
+    net.nic_sharers = static_cast<double>(per_node);
+  }
+  Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),
+          static_cast<double>(std::max<int64_t>(plan.shards, 1)), detail};
+  if (local) {
+    m.workers = static_cast<double>(plan.workers / per_node);
+    m.members = static_cast<double>(per_node - 1);
+    m.peer_rate = net.bandwidth_factor * net.peer_link / m.members;
+  }
   AnalyticEstimate e = plan.uses_shards() ? m.shards_step() : m.ring_step();
   e.network_s = network_bound(plan, net);
   return e;

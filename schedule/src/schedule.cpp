@@ -78,25 +78,116 @@ struct Builder {
 
   [[nodiscard]] int64_t workers() const { return s.workers; }
   [[nodiscard]] int32_t head_host() const { return s.ps_host(0); }
+  // With local aggregation: the first device of w's node, which talks to the shards for the node.
+  [[nodiscard]] int64_t leader_of(int64_t w) const {
+    return plan.aggregates_locally() ? w - w % plan.devices_per_node : w;
+  }
+  // The node's other devices when w leads one; else none.
+  [[nodiscard]] std::vector<int64_t> members_of(int64_t w) const {
+    std::vector<int64_t> out;
+    if (!plan.aggregates_locally() || leader_of(w) != w) return out;
+    for (int64_t m = w + 1; m < w + plan.devices_per_node; ++m) out.push_back(m);
+    return out;
+  }
+  // The workers that talk to the shards: every worker, or each node's first device.
+  [[nodiscard]] std::vector<int64_t> pushers() const {
+    std::vector<int64_t> out;
+    for (int64_t w = 0; w < workers(); ++w) {
+      if (leader_of(w) == w) out.push_back(w);
+    }
+    return out;
+  }
 
   // Per group index of s.groups: the groups of each layer.
   std::vector<std::vector<int32_t>> groups_of_layer;
 
-  void worker(int64_t w) {
-    RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
-    // ps, ralp: the pulls of every variable group, posted at the step's start, in forward order.
+  // ps, ralp: the pulls of every variable group, posted at the step's start, in forward order;
+  // per layer, what its forward waits for. With local aggregation a node's first device pulls
+  // from the shards and passes the values on to the node's other devices over the interconnect.
+  std::vector<std::vector<OpIndex>> pulls(RoleBuilder& r, int64_t w) {
     std::vector<std::vector<OpIndex>> pulled(plan.tail_end);
+    const int64_t leader = leader_of(w);
     for (LayerId l = 0; l < plan.tail_end; ++l) {
       for (const int32_t g : groups_of_layer[l]) {
         const VariableGroup& group = s.groups[static_cast<size_t>(g)];
-        const OpIndex got = r.receive(MessageKind::pull, s.ps_host(group.shard),
-                                      static_cast<int64_t>(group.layer), group.bytes);
+        const auto layer = static_cast<int64_t>(group.layer);
+        if (leader != w) {
+          const OpIndex got = r.receive(MessageKind::pull, s.worker_host(leader), layer, group.bytes);
+          r.op(got).group = g;
+          pulled[l].push_back(got);
+          continue;
+        }
+        const OpIndex got = r.receive(MessageKind::pull, s.ps_host(group.shard), layer, group.bytes);
         r.op(got).group = g;
         for (const OpIndex i : r.copy(plan.worker_pcie, group.bytes, g, {got})) {
           pulled[l].push_back(i);
         }
+        for (const int64_t m : members_of(w)) {
+          const OpIndex passed =
+              r.send(MessageKind::pull, s.worker_host(m), layer, group.bytes, pulled[l]);
+          r.op(passed).group = g;
+          r.op(passed).worker = static_cast<int32_t>(m);
+        }
       }
     }
+    return pulled;
+  }
+
+  // With local aggregation, a node's first device receives every group's gradients from the
+  // node's other devices, posted at the step's start in backward order: per group, one receive
+  // per other device.
+  std::vector<std::vector<OpIndex>> member_pushes(RoleBuilder& r, int64_t w) {
+    std::vector<std::vector<OpIndex>> received(s.groups.size());
+    for (const int64_t m : members_of(w)) {
+      for (LayerId l = plan.tail_end; l-- > 0;) {
+        for (const int32_t g : groups_of_layer[l]) {
+          const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+          const OpIndex got = r.receive(MessageKind::push, s.worker_host(m),
+                                        static_cast<int64_t>(l), group.bytes);
+          r.op(got).group = g;
+          r.op(got).worker = static_cast<int32_t>(m);
+          received[static_cast<size_t>(g)].push_back(got);
+        }
+      }
+    }
+    return received;
+  }
+
+  // Group g's gradients once backward produced them (`done`): to the shard, or with local
+  // aggregation to the node's first device, which sums the node's gradients before it pushes.
+  void push(RoleBuilder& r, int64_t w, int32_t g, OpIndex done,
+            const std::vector<std::vector<OpIndex>>& from_members) {
+    const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+    const auto layer = static_cast<int64_t>(group.layer);
+    const int64_t leader = leader_of(w);
+    if (leader != w) {
+      const OpIndex sent = r.send(MessageKind::push, s.worker_host(leader), layer, group.bytes, {done});
+      r.op(sent).group = g;
+      return;
+    }
+    std::vector<OpIndex> staged = {done};
+    const std::vector<int64_t> members = members_of(w);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const OpIndex summed =
+          r.device(OpKind::aggregate, seconds_for(group.bytes, plan.worker_sum_rate), group.bytes, g,
+                   {from_members[static_cast<size_t>(g)][i]});
+      r.op(summed).worker = static_cast<int32_t>(members[i]);
+      staged = {summed};
+    }
+    const int64_t wire = plan.compressed(group.bytes);
+    if (plan.compression != CompressionKind::none) {
+      staged = {r.device(OpKind::encode, seconds_for(group.bytes, plan.worker_encode_rate),
+                         group.bytes, g, staged)};
+    }
+    staged = r.copy(plan.worker_pcie, wire, g, staged);
+    const OpIndex sent = r.send(MessageKind::push, s.ps_host(group.shard), layer, wire, staged);
+    r.op(sent).group = g;
+  }
+
+  void worker(int64_t w) {
+    RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
+    const std::vector<std::vector<OpIndex>> pulled = pulls(r, w);
+    const std::vector<std::vector<OpIndex>> from_members = member_pushes(r, w);
     // ralp, hybrid: the activation gradient comes back from the head PS.
     std::optional<OpIndex> gradient_back;
     if (plan.has_head()) {
@@ -145,19 +236,7 @@ struct Builder {
       op.layer = l;
       op.seconds = plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
       const OpIndex done = r.add(op, l + 1 == plan.tail_end ? before_backward : std::vector<OpIndex>{});
-      for (const int32_t g : groups_of_layer[l]) {
-        const VariableGroup& group = s.groups[static_cast<size_t>(g)];
-        const int64_t wire = plan.compressed(group.bytes);
-        std::vector<OpIndex> staged = {done};
-        if (plan.compression != CompressionKind::none) {
-          staged = {r.device(OpKind::encode, seconds_for(group.bytes, plan.worker_encode_rate),
-                             group.bytes, g, staged)};
-        }
-        staged = r.copy(plan.worker_pcie, wire, g, staged);
-        const OpIndex push =
-            r.send(MessageKind::push, s.ps_host(group.shard), static_cast<int64_t>(l), wire, staged);
-        r.op(push).group = g;
-      }
+      for (const int32_t g : groups_of_layer[l]) push(r, w, g, done, from_members);
       if (!plan.uses_ring() || workers() == 1) continue;
       for (size_t b = 0; b < s.buffers.size(); ++b) {
         const FusionBuffer& buffer = s.buffers[b];
@@ -213,10 +292,12 @@ struct Builder {
             r.receive(MessageKind::activations, s.worker_host(w), w, plan.boundary_bytes));
       }
     }
+    // With local aggregation only each node's first device pushes and pulls.
+    const std::vector<int64_t> peers = pushers();
     std::vector<std::vector<OpIndex>> pushed(mine.size());
     for (size_t i = mine.size(); i-- > 0;) {
       const VariableGroup& group = s.groups[static_cast<size_t>(mine[i])];
-      for (int64_t w = 0; w < workers(); ++w) {
+      for (const int64_t w : peers) {
         const OpIndex got = r.receive(MessageKind::push, s.worker_host(w),
                                       static_cast<int64_t>(group.layer),
                                       plan.compressed(group.bytes));
@@ -238,7 +319,7 @@ struct Builder {
     for (size_t i = 0; i < mine.size(); ++i) {
       const VariableGroup& group = s.groups[static_cast<size_t>(mine[i])];
       const std::vector<OpIndex> staged = r.copy(plan.ps_pcie, group.bytes, mine[i], {});
-      for (int64_t w = 0; w < workers(); ++w) {
+      for (const int64_t w : peers) {
         const OpIndex sent = r.send(MessageKind::pull, s.worker_host(w),
                                     static_cast<int64_t>(group.layer), group.bytes, staged);
         r.op(sent).group = mine[i];
@@ -289,14 +370,15 @@ struct Builder {
       parts.push_back(r.add(update));
     }
 
-    // Sums in backward order, each group's W gradients in worker order, then its update once the
-    // pulls that read its values have left.
+    // Sums in backward order, each group's W gradients (one per node with local aggregation) in
+    // worker order, then its update once the pulls that read its values have left.
     for (size_t i = mine.size(); i-- > 0;) {
       const int32_t g = mine[i];
       const VariableGroup& group = s.groups[static_cast<size_t>(g)];
-      for (int64_t w = 0; w < workers(); ++w) {
-        std::vector<OpIndex> staged = r.copy(plan.ps_pcie, plan.compressed(group.bytes), g,
-                                             {pushed[i][static_cast<size_t>(w)]});
+      for (size_t k = 0; k < peers.size(); ++k) {
+        const int64_t w = peers[k];
+        std::vector<OpIndex> staged =
+            r.copy(plan.ps_pcie, plan.compressed(group.bytes), g, {pushed[i][k]});
         if (plan.compression != CompressionKind::none) {
           staged = {r.device(OpKind::decode, seconds_for(group.bytes, plan.ps_encode_rate),
                              group.bytes, g, staged)};

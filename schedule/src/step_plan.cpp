@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ralp/core/nodes.hpp"
 #include "ralp/schedule/schedule.hpp"
 
 namespace ralp::schedule {
@@ -116,6 +117,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   const bool wants_cut =
       strategy.kind == StrategyKind::ralp || strategy.kind == StrategyKind::hybrid;
   if (wants_cut && !cut) throw std::invalid_argument("ralp and hybrid plans need a cut");
+  require_modelled_nodes(scenario);
   if (!wants_cut) cut.reset();
 
   StepPlan plan;
@@ -123,6 +125,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   plan.workers = scenario.workers;
   plan.shards = strategy.kind == StrategyKind::allreduce ? 0 : scenario.parameter_servers;
   plan.batch = scenario.batch_per_worker;
+  plan.devices_per_node = scenario.nodes.devices_per_node;
   plan.cut = cut;
   plan.tail_end = cut.value_or(graph.size());
 

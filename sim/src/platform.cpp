@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "ralp/core/nodes.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace ralp::sim {
@@ -43,6 +45,170 @@ sg4::Host* add_star_host(sg4::NetZone* zone, const std::string& name, const Link
   return host;
 }
 
+using NetPoint = simgrid::kernel::routing::NetPoint;
+
+const sg4::Link* duplex_link(sg4::NetZone* zone, const std::string& name, double bandwidth,
+                             double latency) {
+  return zone->create_split_duplex_link(name, bandwidth)->set_latency(latency)->seal();
+}
+
+std::vector<sg4::LinkInRoute> reversed(std::vector<sg4::LinkInRoute> links) {
+  std::reverse(links.begin(), links.end());
+  for (auto& l : links) {
+    l = sg4::LinkInRoute(l.get_link(), l.get_direction() == Direction::UP ? Direction::DOWN
+                                                                            : Direction::UP);
+  }
+  return links;
+}
+
+// Node `node` as a zone of `parent`: its workers' hosts, its co-located parameter servers, the
+// links between them (PCIe to the node's host links, NVLink between devices) and its NICs.
+// Returns the zone's netpoint and its gateway, the far side of its NICs.
+std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Scenario& s,
+                                           const NodeLayout& layout, int64_t node) {
+  const std::string name = node_name(node);
+  auto* zone = sg4::create_full_zone(name);
+  zone->set_parent(parent);
+  NetPoint* gateway = zone->create_router(name + "-nics");
+  const double latency = interconnect_latency(s).value();
+  const double device_bandwidth = device_link_bandwidth(s, s.worker_device).value();
+  std::vector<const sg4::Link*> roots;
+  for (int64_t r = 0; r < layout.host_links; ++r) {
+    roots.push_back(duplex_link(zone, name + "-root-" + std::to_string(r), device_bandwidth, latency));
+  }
+  const LinkSpec& nic = nic_of(s.platform, false);
+  std::vector<const sg4::Link*> nics;
+  for (int64_t i = 0; i < layout.nics_per_node; ++i) {
+    const std::string nic_name = layout.nics_per_node == 1
+                                     ? name + "-nic"
+                                     : worker_name(layout.first_worker(node) + i) + "-nic";
+    nics.push_back(duplex_link(zone, nic_name, nic.bandwidth.value(), nic.latency.value()));
+  }
+  // Members: the devices, then the parameter servers on this node; each with its route to the
+  // host side.
+  struct Member {
+    NetPoint* point = nullptr;
+    std::vector<sg4::LinkInRoute> to_host;
+    const sg4::Link* nic = nullptr;
+    const sg4::Link* nvlink = nullptr;
+    int64_t root = -1;
+  };
+  std::vector<Member> members;
+  for (int64_t d = 0; d < layout.devices_per_node; ++d) {
+    const int64_t w = layout.first_worker(node) + d;
+    sg4::Host* host = zone->create_host(worker_name(w), kHostSpeed);
+    host->seal();
+    Member m;
+    m.point = host->get_netpoint();
+    m.root = layout.host_link_of_worker(w);
+    const sg4::Link* pcie = duplex_link(zone, worker_name(w) + "-pcie", device_bandwidth, latency);
+    m.to_host = {{pcie, Direction::UP}, {roots[static_cast<size_t>(m.root)], Direction::UP}};
+    m.nic = nics[static_cast<size_t>(layout.nic_of_worker(w))];
+    if (s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::nvlink) {
+      m.nvlink = duplex_link(zone, worker_name(w) + "-nvlink", peer_link_bandwidth(s).value(),
+                             latency);
+    }
+    members.push_back(std::move(m));
+  }
+  for (int64_t p = 0; p < layout.parameter_servers; ++p) {
+    if (layout.node_of_ps(p) != node) continue;
+    sg4::Host* host = zone->create_host(ps_name(p), kHostSpeed);
+    host->seal();
+    Member m;
+    m.point = host->get_netpoint();
+    const sg4::Link* link = duplex_link(zone, ps_name(p) + "-pcie",
+                                        device_link_bandwidth(s, s.ps_device).value(), latency);
+    m.to_host = {{link, Direction::UP}};
+    m.nic = nics[static_cast<size_t>(p % layout.nics_per_node)];
+    members.push_back(std::move(m));
+  }
+  for (size_t a = 0; a < members.size(); ++a) {
+    const Member& ma = members[a];
+    std::vector<sg4::LinkInRoute> out = ma.to_host;
+    out.emplace_back(ma.nic, Direction::UP);
+    zone->add_route(ma.point, gateway, nullptr, nullptr, out, true);
+    for (size_t b = a + 1; b < members.size(); ++b) {
+      const Member& mb = members[b];
+      std::vector<sg4::LinkInRoute> route;
+      if (ma.nvlink && mb.nvlink) {
+        route = {{ma.nvlink, Direction::UP}, {mb.nvlink, Direction::DOWN}};
+      } else if (ma.root >= 0 && ma.root == mb.root) {
+        // Two devices behind one PCIe switch: peer traffic stays below the host link.
+        route = {ma.to_host.front(), reversed({mb.to_host.front()}).front()};
+      } else {
+        route = ma.to_host;
+        for (const auto& l : reversed(mb.to_host)) route.push_back(l);
+      }
+      zone->add_route(ma.point, mb.point, nullptr, nullptr, route, true);
+    }
+  }
+  zone->seal();
+  return {zone->get_netpoint(), gateway};
+}
+
+// A separate parameter server on nodes' platforms: its host and NIC in a zone of their own (a
+// star zone routes correctly only between members of one sort: zones, or hosts and routers).
+std::pair<NetPoint*, NetPoint*> build_server(const sg4::NetZone* parent, const Scenario& s,
+                                             int64_t shard) {
+  const std::string name = ps_name(shard);
+  auto* zone = sg4::create_full_zone(name + "-zone");
+  zone->set_parent(parent);
+  NetPoint* gateway = zone->create_router(name + "-gateway");
+  sg4::Host* host = zone->create_host(name, kHostSpeed);
+  host->seal();
+  const LinkSpec& nic = nic_of(s.platform, true);
+  const sg4::Link* link = duplex_link(zone, name + "-nic", nic.bandwidth.value(), nic.latency.value());
+  zone->add_route(host->get_netpoint(), gateway, nullptr, nullptr, {{link, Direction::UP}}, true);
+  zone->seal();
+  return {zone->get_netpoint(), gateway};
+}
+
+// A rack's switch on nodes' platforms: a router in a zone of its own, the rack's gateway.
+NetPoint* build_rack_switch(sg4::NetZone* rack, const std::string& name) {
+  auto* zone = sg4::create_star_zone(name + "-zone");
+  zone->set_parent(rack);
+  NetPoint* gateway = zone->create_router(name);
+  zone->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
+  zone->seal();
+  rack->add_route(zone->get_netpoint(), nullptr, gateway, nullptr, {}, true);
+  return gateway;
+}
+
+// Whether the scenario's hosts form nodes (several devices, or servers on the workers' nodes);
+// else every host is its own machine with its own NIC, as the platforms have always been built.
+bool on_nodes(const Scenario& s) {
+  return s.nodes.devices_per_node > 1 || s.nodes.ps_placement == PsPlacement::colocated;
+}
+
+// Parameter servers on hosts of their own: the first members of a platform.
+int64_t separate_servers(const Scenario& s) {
+  return s.nodes.ps_placement == PsPlacement::separate ? s.parameter_servers : 0;
+}
+
+// The machines a platform connects: the separate parameter servers, then the nodes (one per
+// worker when the scenario has no nodes).
+int64_t platform_members(const Scenario& s) {
+  return separate_servers(s) + s.workers / s.nodes.devices_per_node;
+}
+
+// Member i of a star-shaped zone: a separate server or a worker, each a host with its NIC, or a
+// node, whose NICs are inside it.
+void add_star_member(sg4::NetZone* zone, const Scenario& s, const NodeLayout& layout, int64_t i,
+                     const sg4::Link* backbone) {
+  const int64_t servers = separate_servers(s);
+  if (!on_nodes(s)) {
+    const bool server = i < servers;
+    add_star_host(zone, server ? ps_name(i) : worker_name(i - servers), nic_of(s.platform, server),
+                  backbone);
+    return;
+  }
+  const auto [point, gateway] =
+      i < servers ? build_server(zone, s, i) : build_node(zone, s, layout, i - servers);
+  std::vector<sg4::LinkInRoute> route;
+  if (backbone != nullptr) route.emplace_back(backbone);
+  zone->add_route(point, nullptr, gateway, nullptr, route, true);
+}
+
 void build_star(const Scenario& s) {
   auto* zone = sg4::create_star_zone("cluster");
   const sg4::Link* backbone = nullptr;
@@ -51,30 +217,32 @@ void build_star(const Scenario& s) {
                    ->set_latency(s.platform.backbone->latency.value())
                    ->seal();
   }
-  const auto names = role_names(s);
-  for (size_t i = 0; i < names.size(); ++i) {
-    const bool is_ps = static_cast<int64_t>(i) < s.parameter_servers;
-    add_star_host(zone, names[i], nic_of(s.platform, is_ps), backbone);
-  }
+  const NodeLayout layout = node_layout(s);
+  for (int64_t i = 0; i < platform_members(s); ++i) add_star_member(zone, s, layout, i, backbone);
   zone->seal();
 }
 
-// Racks of hosts_per_rack hosts (PS first, then workers, in order) whose traffic to other racks
-// crosses the rack's split-duplex uplink to a core star.
+// Racks of hosts_per_rack members (separate PS first, then workers or nodes, in order) whose
+// traffic to other racks crosses the rack's split-duplex uplink to a core star.
 void build_racks(const Scenario& s) {
   auto* core = sg4::create_star_zone("core");
-  const auto names = role_names(s);
+  const NodeLayout layout = node_layout(s);
+  const int64_t members = platform_members(s);
   const int64_t per_rack = s.platform.hosts_per_rack;
-  const int64_t racks = (static_cast<int64_t>(names.size()) + per_rack - 1) / per_rack;
+  const int64_t racks = (members + per_rack - 1) / per_rack;
   for (int64_t r = 0; r < racks; ++r) {
     const std::string rack_name = "rack-" + std::to_string(r);
     auto* rack = sg4::create_star_zone(rack_name);
     rack->set_parent(core);
-    auto* gateway = rack->create_router(rack_name + "-switch");
-    rack->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
-    for (int64_t i = r * per_rack; i < std::min<int64_t>((r + 1) * per_rack, names.size()); ++i) {
-      add_star_host(rack, names[static_cast<size_t>(i)], nic_of(s.platform, i < s.parameter_servers),
-                    nullptr);
+    NetPoint* gateway = nullptr;
+    if (on_nodes(s)) {
+      gateway = build_rack_switch(rack, rack_name + "-switch");
+    } else {
+      gateway = rack->create_router(rack_name + "-switch");
+      rack->add_route(gateway, nullptr, nullptr, nullptr, {}, true);
+    }
+    for (int64_t i = r * per_rack; i < std::min((r + 1) * per_rack, members); ++i) {
+      add_star_member(rack, s, layout, i, nullptr);
     }
     rack->seal();
     const sg4::Link* uplink =
@@ -88,17 +256,24 @@ void build_racks(const Scenario& s) {
   core->seal();
 }
 
-// Fat-tree, torus and dragonfly zones: leaf `id` is a host named after its role (PS first, then
-// workers; leaves beyond those are idle "spare-N" hosts).
+// Fat-tree, torus and dragonfly zones: leaf `id` is a host named after its role (separate PS
+// first, then workers) or a node; leaves beyond those are idle "spare-N" hosts.
 void build_cluster_zone(const Scenario& s) {
   const auto names = role_names(s);
-  const auto leaf = [names](sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/,
-                            unsigned long id) {
+  const auto members = static_cast<unsigned long>(platform_members(s));
+  const auto servers = static_cast<unsigned long>(separate_servers(s));
+  const NodeLayout layout = node_layout(s);
+  const auto leaf = [names, members, servers, layout, &s](
+                        sg4::NetZone* zone, const std::vector<unsigned long>& /*coord*/,
+                        unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+    if (on_nodes(s) && id >= servers && id < members) {
+      return build_node(zone, s, layout, static_cast<int64_t>(id - servers));
+    }
     const std::string name =
-        id < names.size() ? names[id] : "spare-" + std::to_string(id - names.size());
+        id < members ? names[id] : "spare-" + std::to_string(id - members);
     sg4::Host* host = zone->create_host(name, kHostSpeed);
     host->seal();
-    return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
+    return std::make_pair(host->get_netpoint(), static_cast<NetPoint*>(nullptr));
   };
   const sg4::ClusterCallbacks callbacks(leaf);
   const auto& g = s.platform.topology_groups;

@@ -24,6 +24,9 @@ World::World(const Scenario& s, const schedule::Schedule& sch, Platform platform
   for (const auto& role : sch.roles) names_.push_back(role.name);
   host_in_.assign(hosts_.size(), 0.0);
   host_out_.assign(hosts_.size(), 0.0);
+  layout_ = node_layout(s);
+  on_nodes_ = layout_.devices_per_node > 1 || layout_.colocated;
+  if (on_nodes_) node_traffic_.resize(static_cast<size_t>(layout_.nodes));
   busy_.resize(hosts_.size());
   if (options_.messages) messages_.resize(hosts_.size());
   boundary_.assign(static_cast<size_t>(steps), -1.0);
@@ -127,6 +130,7 @@ void World::record_transfer(int32_t src, int32_t dst, int64_t bytes, int64_t ste
   const double b = static_cast<double>(bytes);
   host_out_[src] += b;
   host_in_[dst] += b;
+  if (on_nodes_) count_node_traffic(layout_, src, dst, b, node_traffic_);
   for (const int32_t link : route(src, dst)) link_bytes_[link] += b;
   record_busy(src, step, start, end, false);
   record_busy(dst, step, start, end, false);
@@ -194,6 +198,11 @@ StrategyResult World::collect() const {
   for (size_t i = 0; i < hosts_.size(); ++i) {
     r.hosts.push_back({names_[i], host_in_[i] / measured_steps, host_out_[i] / measured_steps});
     r.splits.push_back(time_split(busy_[i], boundary_, 0.0, warmup));
+  }
+  for (size_t n = 0; n < node_traffic_.size(); ++n) {
+    const NodeTraffic& t = node_traffic_[n];
+    r.nodes.push_back({node_name(static_cast<int64_t>(n)), t.nic_in / measured_steps,
+                       t.nic_out / measured_steps, t.interconnect / measured_steps});
   }
   for (size_t i = 0; i < links_.size(); ++i) {
     if (link_bytes_[i] <= 0.0) continue;

@@ -10,6 +10,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "platform.hpp"
+#include "ralp/core/nodes.hpp"
 #include "ralp/schedule/schedule.hpp"
 #include "ralp/core/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
@@ -98,6 +99,9 @@ class World {
   [[nodiscard]] Bucket bucket_of(const simgrid::s4u::Link& link) const;
   std::vector<double> host_in_;
   std::vector<double> host_out_;
+  NodeLayout layout_;
+  bool on_nodes_ = false;  // nodes of several devices or co-located servers: count per node
+  std::vector<NodeTraffic> node_traffic_;
   std::vector<std::vector<BusyInterval>> busy_;  // per host
   std::vector<Activity> timeline_;               // the last step
   std::vector<std::vector<SentMessage>> messages_;

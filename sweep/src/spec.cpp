@@ -28,13 +28,15 @@ std::optional<int64_t> read_integer(std::string_view text) {
 }  // namespace
 
 const std::vector<std::string>& axis_names() {
-  static const std::vector<std::string> names{"workers",           "bandwidth", "batch", "device",
-                                              "parameter_servers", "latency",   "strategies"};
+  static const std::vector<std::string> names{
+      "workers", "bandwidth", "batch", "device", "parameter_servers", "latency",
+      "devices_per_node", "strategies"};
   return names;
 }
 
 bool is_integer_axis(const std::string& name) {
-  return name == "workers" || name == "batch" || name == "parameter_servers";
+  return name == "workers" || name == "batch" || name == "parameter_servers" ||
+         name == "devices_per_node";
 }
 
 std::vector<const Axis*> SweepSpec::point_axes() const {

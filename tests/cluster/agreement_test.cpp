@@ -27,21 +27,37 @@ using testing::ralp_binary;
 using testing::run_command;
 using testing::TempDir;
 
+// On nodes: 2 devices per node, the servers on the nodes; ps with and without local
+// aggregation, ralp and hybrid without it.
+const std::string kNodes = R"("devices_per_node": 2, "ps_placement": "colocated",
+    "node_interconnect": {"kind": "pcie", "bandwidth": "16GBps", "host_links": 2},)";
+
+std::string node_strategies(const std::string& cut) {
+  return R"(["ps", {"name": "ps", "label": "ps-devices", "local_aggregation": false},
+      {"name": "ralp", "cut": ")" + cut + R"(", "local_aggregation": false},
+      {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
+      {"name": "hybrid", "cut": ")" + cut + R"(", "local_aggregation": false}])";
+}
+
+std::string plain_strategies(const std::string& cut) {
+  return R"(["ps", {"name": "ps", "label": "ps-greedy", "sharding": "greedy"},
+      {"name": "ps", "label": "ps-balanced", "sharding": "balanced"},
+      {"name": "ralp", "label": "ralp-balanced", "cut": ")" + cut + R"(", "sharding": "balanced"},
+      {"name": "ralp", "label": "ralp-auto"}, {"name": "ralp", "cut": ")" + cut + R"("},
+      {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
+      {"name": "hybrid", "label": "hybrid-auto"},
+      {"name": "hybrid", "cut": ")" + cut + R"(", "head_mode": "all_workers"}])";
+}
+
 std::string write_scenario(const std::filesystem::path& dir, const std::string& model,
-                           const std::string& cut, int ps, int workers) {
+                           const std::string& cut, int ps, int workers, bool nodes) {
   const std::string file = (dir / "s.json").string();
   std::ofstream(file) << R"({"name": "agreement", "model": ")" << model
                       << R"(", "batch_per_worker": 4,
       "cluster": {"workers": )" << workers << R"(, "parameter_servers": )" << ps
-                      << R"(, "worker_device": "cpu-core",
+                      << R"(, "worker_device": "cpu-core", )" << (nodes ? kNodes : "") << R"(
                   "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
-      "strategies": ["ps", {"name": "ps", "label": "ps-greedy", "sharding": "greedy"},
-                     {"name": "ps", "label": "ps-balanced", "sharding": "balanced"},
-                     {"name": "ralp", "label": "ralp-balanced", "cut": ")" << cut << R"(", "sharding": "balanced"},
-                     {"name": "ralp", "label": "ralp-auto"}, {"name": "ralp", "cut": ")" << cut << R"("},
-                     {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
-                     {"name": "hybrid", "label": "hybrid-auto"},
-                     {"name": "hybrid", "cut": ")" << cut << R"(", "head_mode": "all_workers"}],
+      "strategies": )" << (nodes ? node_strategies(cut) : plain_strategies(cut)) << R"(,
       "steps": 1, "warmup_steps": 1, "seed": 3,
       "training": {"step_timeout": "30s", "threads": 1}})";
   return file;
@@ -110,10 +126,12 @@ void check_traces(const Json& predicted, const Json& measured) {
   }
 }
 
-void check_agreement(const std::string& model, const std::string& cut, int ps, int workers) {
-  SCOPED_TRACE(model + ", " + std::to_string(ps) + " PS + " + std::to_string(workers) + " workers");
+void check_agreement(const std::string& model, const std::string& cut, int ps, int workers,
+                     bool nodes = false) {
+  SCOPED_TRACE(model + ", " + std::to_string(ps) + " PS + " + std::to_string(workers) + " workers" +
+               (nodes ? " on nodes of 2" : ""));
   const TempDir dir("agreement-test");
-  const std::string file = write_scenario(dir.path, model, cut, ps, workers);
+  const std::string file = write_scenario(dir.path, model, cut, ps, workers, nodes);
   const std::string predicted = (dir.path / "predicted.json").string();
   const std::string measured = (dir.path / "measured.json").string();
   const std::string predicted_trace = (dir.path / "predicted-trace.json").string();
@@ -147,6 +165,9 @@ void check_agreement(const std::string& model, const std::string& cut, int ps, i
     EXPECT_EQ(a.contains("shards"), ps > 1 && sharded);
     EXPECT_EQ(a.value("shards", Json()), b.value("shards", Json()));
     EXPECT_EQ(channels(a), channels(b));
+    // Bytes per node, in and out of its NICs and over its interconnect, in both modes.
+    EXPECT_EQ(a.contains("nodes"), nodes);
+    EXPECT_EQ(a.value("nodes", Json()), b.value("nodes", Json()));
     // Bytes per host: the simulator's, the real run's and the schedule's, exactly.
     std::optional<LayerId> resolved;
     if (!a["cut"].is_null()) resolved = scenario.model.find(a["cut"].get<std::string>());
@@ -175,6 +196,11 @@ TEST(Agreement, AlexNetOnePsTwoWorkers) { check_agreement("cifar_alexnet", "fc3"
 TEST(Agreement, AlexNetTwoPsThreeWorkers) { check_agreement("cifar_alexnet", "fc3", 2, 3); }
 TEST(Agreement, AllConvOnePsTwoWorkers) { check_agreement("cifar_allconv", "fc", 1, 2); }
 TEST(Agreement, AllConvTwoPsThreeWorkers) { check_agreement("cifar_allconv", "fc", 2, 3); }
+// 2 nodes of 2 devices, a server on each node: ps with local aggregation and without, ralp,
+// allreduce and hybrid; the same messages, bytes per host and bytes per node in both modes.
+TEST(Agreement, AlexNetOnNodesWithCoLocatedServers) {
+  check_agreement("cifar_alexnet", "fc3", 2, 4, true);
+}
 
 }  // namespace
 }  // namespace ralp

@@ -122,7 +122,8 @@ TEST(ScenarioOverrides, ErrorsNameTheOption) {
                 " (ps, ralp@fc3, ralp-auto, allreduce) or a kind (ps, ralp, allreduce, hybrid) (did "
                 "you mean \"ralp-auto\"?)");
   EXPECT_EQ(error_of({{"worker", "2"}}),
-            "--worker is not an override, expected one of: workers, parameter-servers, batch, "
+            "--worker is not an override, expected one of: workers, parameter-servers, "
+            "devices-per-node, batch, "
             "bandwidth, latency, network-model, strategy, cut (did you mean \"workers\"?)");
   EXPECT_EQ(error_of({{"workers", "2"}, {"workers", "3"}}), "--workers is given twice, expected it once");
 }
@@ -148,7 +149,7 @@ TEST(ScenarioOverrides, AKeptStrategyKeepsItsPathInTheFile) {
           "strategies": ["ps", {"name": "ralp", "cut": "fc3", "head_mod": "per_worker"}]})";
   EXPECT_EQ(error_of({{"strategy", "ralp@fc3"}}, text),
             "s.json: /strategies/1/head_mod is not a known key, expected one of: cut, head, head_mode, "
-            "label, name, sharding (did you mean \"head_mode\"?)");
+            "label, local_aggregation, name, sharding (did you mean \"head_mode\"?)");
 }
 
 TEST(ScenarioOverrides, BandwidthAndLatencyNeedAGeneratedPlatform) {
@@ -181,7 +182,7 @@ TEST(ScenarioOverrides, EveryOptionHasHelp) {
     EXPECT_FALSE(o.value_name.empty());
     EXPECT_FALSE(o.help.empty());
   }
-  EXPECT_EQ(scenario_override_options().size(), 8u);
+  EXPECT_EQ(scenario_override_options().size(), 9u);
 }
 
 }  // namespace

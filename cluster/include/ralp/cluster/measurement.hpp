@@ -12,6 +12,7 @@
 
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/measured_result.hpp"
+#include "ralp/core/nodes.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/step_result.hpp"
 
@@ -45,6 +46,8 @@ struct RankRecord {
   // them, and per step the time each took (DeviceOpTime says which time).
   std::vector<std::pair<int32_t, std::string>> device_ops;
   std::vector<std::vector<double>> device_seconds;
+  // Per step, the bytes sent to each rank (as long as the highest rank it sent to).
+  std::vector<std::vector<double>> bytes_to;
   friend bool operator==(const RankRecord&, const RankRecord&) = default;
 };
 
@@ -59,6 +62,12 @@ RankRecord rank_record_from_json(const Json& j);
 // warmup_steps leaves no measured step.
 MeasuredResult summarise(const std::vector<RankRecord>& records, int64_t parameter_servers,
                          int64_t warmup_steps, int64_t batch_per_worker);
+
+// Adds each node's NIC and interconnect bytes per step (over the measured steps) from the
+// records' bytes sent to each rank, where the layout has nodes (several devices, or co-located
+// servers); the ranks are the layout's hosts.
+void add_node_traffic(MeasuredResult& result, const std::vector<RankRecord>& records,
+                      const NodeLayout& layout, int64_t warmup_steps);
 
 // A rank's device times from step `first_measured` on: each operation's mean over the steps whose
 // device time (the sum of the step's operations) is in the middle half (core middle_half), so

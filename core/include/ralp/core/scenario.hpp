@@ -24,11 +24,16 @@ enum class HeadMode { per_worker, all_workers };
 // carrying every phase's bytes (exact on homogeneous rings); auto picks the exact cheaper form
 // where it applies.
 enum class RingModel { automatic, message, coalesced };
+// How allreduce and hybrid reduce across nodes (core/nodes.hpp): NCCL's single ring through every
+// device in node order, or Horovod's hierarchical all-reduce (reduce inside each node, ring among
+// the nodes, broadcast inside).
+enum class AllreduceAlgorithm { ring, hierarchical };
 
 std::string_view to_string(StrategyKind kind);
 std::string_view to_string(ShardPlacement placement);
 std::string_view to_string(HeadMode mode);
 std::string_view to_string(RingModel model);
+std::string_view to_string(AllreduceAlgorithm algorithm);
 
 struct StrategySpec {
   StrategyKind kind = StrategyKind::ps;
@@ -40,6 +45,11 @@ struct StrategySpec {
   Bytes fusion_threshold = Bytes(64.0 * 1024 * 1024);     // allreduce, hybrid
   Seconds cycle_time = Seconds(5e-3);                     // allreduce, hybrid
   RingModel ring_model = RingModel::automatic;            // allreduce, hybrid
+  AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;  // allreduce, hybrid
+  // ps, ralp, hybrid on nodes of several devices: the node sums its devices' gradients (and
+  // gathers their boundary activations) over its interconnect and sends once; false: every device
+  // talks to the parameter servers itself. Defaults to devices_per_node > 1.
+  bool local_aggregation = false;
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };
 
@@ -79,6 +89,36 @@ struct PlatformSpec {
   std::filesystem::path file;  // file: a SimGrid platform XML
   std::map<std::string, std::string> roles;  // file: "ps-0" / "worker-3" -> host name
   friend bool operator==(const PlatformSpec&, const PlatformSpec&) = default;
+};
+
+// The links inside a node of several devices. pcie: each device reaches its PCIe switch over a
+// link of `bandwidth`, and the switches reach the host (CPU, memory, NICs) over `host_links`
+// links of that bandwidth, the devices split among them in order. nvlink: device-to-device traffic
+// crosses links of its own of `bandwidth`; host traffic still crosses PCIe (the device profile's
+// PCIe bandwidth, over host_links links).
+enum class InterconnectKind { pcie, nvlink };
+std::string_view to_string(InterconnectKind kind);
+
+struct NodeInterconnect {
+  InterconnectKind kind = InterconnectKind::pcie;
+  BytesPerSecond bandwidth;
+  Seconds latency;
+  int64_t host_links = 1;
+  friend bool operator==(const NodeInterconnect&, const NodeInterconnect&) = default;
+};
+
+// Where parameter servers run: hosts of their own, or shard i on node i mod nodes (on ps_device,
+// which does not time-share the workers' devices).
+enum class PsPlacement { separate, colocated };
+std::string_view to_string(PsPlacement placement);
+
+// Servers of several devices (core/nodes.hpp groups the workers into them).
+struct NodeSpec {
+  int64_t devices_per_node = 1;
+  std::optional<NodeInterconnect> interconnect;
+  int64_t nics_per_node = 1;  // 1 or devices_per_node (one NIC per device)
+  PsPlacement ps_placement = PsPlacement::separate;
+  friend bool operator==(const NodeSpec&, const NodeSpec&) = default;
 };
 
 enum class NetworkModelKind { tcp, ideal, factors };
@@ -150,6 +190,7 @@ struct PlacementSpec {
 struct Scenario {
   std::string file;  // where it was read from, for messages
   std::string name;
+  std::string source;  // where the scenario's numbers come from (published rows, datasheets)
   std::string model_ref;  // zoo name or model file path, as written
   LayerGraph model;
   int64_t batch_per_worker = 0;
@@ -157,6 +198,7 @@ struct Scenario {
   int64_t parameter_servers = 0;
   DeviceProfile worker_device;
   DeviceProfile ps_device;
+  NodeSpec nodes;
   PlatformSpec platform;
   // One entry per host, parameter servers first: hosts with the same number compute on one shared
   // device (two ranks on one CPU core or one GPU), dividing it equally while both compute. Empty:

@@ -23,6 +23,16 @@ struct HostTraffic {
   friend bool operator==(const HostTraffic&, const HostTraffic&) = default;
 };
 
+// One node's traffic per step (mean over the measured steps, headers included): in and out of its
+// NICs, and moved between its own devices and co-located servers over its interconnect.
+struct NodeBytes {
+  std::string name;  // "node-0"
+  double nic_in = 0.0;
+  double nic_out = 0.0;
+  double interconnect = 0.0;
+  friend bool operator==(const NodeBytes&, const NodeBytes&) = default;
+};
+
 // Where a host's step went, in seconds per step (mean over the measured steps): computing (its
 // device busy), communicating (not computing, some transfer of its own in flight), waiting
 // (neither). The three add up to the step time.
@@ -97,6 +107,9 @@ struct StepResult {
   double images_per_s = 0.0;  // workers x batch / step_time_mean_s
   std::vector<HostTraffic> hosts;  // ps-0.., worker-0..
   std::vector<TimeSplit> splits;   // indexed like hosts
+  // Nodes of several devices or with co-located servers (core/nodes.hpp): node-0.. (JSON "nodes",
+  // only when there are some).
+  std::vector<NodeBytes> nodes;
   TimeSplit worker_mean;           // over the workers
   double ps_busy_s = 0.0;          // ps-0's device busy time per step
   // ps and ralp with several shards: the bytes and layers each shard holds (JSON "shards", only

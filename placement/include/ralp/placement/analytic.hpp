@@ -29,6 +29,17 @@ struct AnalyticNetwork {
   // tcp: 0.05. Each flow loads the links of its reverse route by this share of its rate (SimGrid's
   // cross-traffic); where such a link is saturated, the flow's rate is fixed with the others there.
   double cross_traffic = 0.0;
+  // Nodes of several devices (core/nodes.hpp): a route that leaves a node crosses the device's
+  // link to the host side; devices of one node reach each other over their peer links; each link
+  // inside a node has `interconnect_latency`. `nic_sharers`: the devices whose traffic to the
+  // parameter servers shares one NIC (D with one NIC per node and no local aggregation).
+  int64_t devices_per_node = 1;
+  int64_t nodes = 1;
+  double nic_sharers = 1.0;
+  double device_link = 0.0;  // bytes per second; 0 without nodes
+  double peer_link = 0.0;
+  double interconnect_latency = 0.0;
+  bool pcie_roots = false;  // pcie with several host links: peers may cross two of them
 };
 AnalyticNetwork analytic_network(const Scenario& scenario);
 

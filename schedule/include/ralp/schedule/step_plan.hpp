@@ -34,6 +34,7 @@ struct StepPlan {
   int64_t workers = 0;
   int64_t shards = 0;  // parameter servers; 0 for allreduce
   int64_t batch = 0;   // per worker
+  int64_t devices_per_node = 1;  // workers are grouped into nodes in order (core/nodes.hpp)
 
   // Tail: layers [0, tail_end) run data-parallel on the workers. tail_end = size() without a cut.
   LayerId tail_end = 0;
@@ -89,6 +90,11 @@ struct StepPlan {
   }
   [[nodiscard]] bool uses_shards() const {
     return strategy.kind == StrategyKind::ps || strategy.kind == StrategyKind::ralp;
+  }
+  // ps, ralp with local aggregation on nodes of several devices: each node's first device pulls
+  // and pushes for the node, summing the others' gradients first (schedule.hpp).
+  [[nodiscard]] bool aggregates_locally() const {
+    return uses_shards() && strategy.local_aggregation && devices_per_node > 1;
   }
   // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk.
   [[nodiscard]] double ring_seconds(int64_t bytes) const;

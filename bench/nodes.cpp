@@ -1,0 +1,104 @@
+// Benchmark: VGG-16 at batch 64 on 128 nodes of 8 V100 on NVLink over a 100 Gbps star (1,024
+// GPUs), the analytic fidelity in process (targets: under 10 ms per scenario) and the event
+// simulation per simulated step for ps (local aggregation, 8 separate parameter servers) and
+// NCCL's ring (target: under 1 s). Prints a table and writes it, with a context block, to --out.
+//
+//   build/bench/nodes [--nodes N] [--steps K] [--repetitions R] [--out FILE]
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ralp/placement/analytic.hpp"
+#include "ralp/sim/simulate.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ralp::Scenario scenario(int nodes, int steps) {
+  const std::string text = R"({"name": "bench-nodes", "model": "vgg16", "batch_per_worker": 64,
+      "cluster": {"workers": )" + std::to_string(nodes * 8) + R"(, "devices_per_node": 8,
+                  "parameter_servers": 8, "worker_device": "v100", "ps_device": "v100",
+                  "node_interconnect": {"kind": "nvlink", "bandwidth": "150GBps",
+                                        "latency": "1us"},
+                  "platform": {"kind": "star", "nic_bandwidth": "100Gbps", "latency": "5us"}},
+      "network_model": "tcp", "strategies": ["ps", "allreduce"],
+      "steps": )" + std::to_string(steps) + R"(, "warmup_steps": 1})";
+  return ralp::parse_scenario(ralp::parse_json_text(text, "bench"), "bench", ".");
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string context(int repetitions, int steps) {
+  utsname host{};
+  uname(&host);
+  std::string load;
+  std::ifstream("/proc/loadavg") >> load;
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  std::ostringstream out;
+  out << "context: " << host.sysname << " " << host.release << " " << host.machine << ", "
+      << std::thread::hardware_concurrency() << " hardware threads, load " << load << ", "
+      << date << "\n"
+      << "method: analytic: median wall time of " << repetitions
+      << " in-process estimates per strategy; event: one simulation of 1 warm-up + " << steps
+      << " steps per strategy in a child process, wall time over the steps simulated\n";
+  return out.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int nodes = 128;
+  int steps = 2;
+  int repetitions = 20;
+  std::string out_file = "bench-nodes.txt";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--repetitions") == 0) repetitions = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--out") == 0) out_file = argv[i + 1];
+  }
+  const ralp::Scenario s = scenario(nodes, steps);
+  std::ostringstream table;
+  table << "nodes: VGG-16, batch 64, " << nodes << " nodes x 8 v100 (datasheet) on NVLink, "
+        << "100 Gbps star, tcp network model, 8 parameter servers\n"
+        << context(repetitions, steps);
+  char line[256];
+  std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %16s  %14s\n", "strategy", "analytic ms",
+                "analytic step", "event s/step", "event step");
+  table << line;
+  for (const ralp::StrategySpec& spec : s.strategies) {
+    std::vector<double> walls;
+    double analytic_step = 0.0;
+    for (int r = 0; r < repetitions; ++r) {
+      const auto start = Clock::now();
+      analytic_step = ralp::placement::estimate_strategy(s, spec, std::nullopt).step_time_s;
+      walls.push_back(seconds_since(start));
+    }
+    std::sort(walls.begin(), walls.end());
+    const auto start = Clock::now();
+    const auto result = ralp::sim::simulate_isolated(s, spec, std::nullopt, {});
+    const double per_step = seconds_since(start) / static_cast<double>(steps + 1);
+    std::snprintf(line, sizeof line, "%-10s  %12.3f  %11.1f ms  %16.3f  %11.1f ms\n",
+                  spec.label.c_str(), 1e3 * walls[walls.size() / 2], 1e3 * analytic_step,
+                  per_step, 1e3 * result.step_time_mean_s);
+    table << line;
+  }
+  table << "targets: analytic under 10 ms per strategy; event under 1 s per simulated step\n";
+  std::fputs(table.str().c_str(), stdout);
+  std::ofstream(out_file) << table.str();
+  return 0;
+}
