@@ -115,9 +115,19 @@ class WorkerActions final : public RankActions {
       cut_ = graph.describe_cut(*ctx.cut);
       boundary_ = std::make_unique<BoundaryMessage>(graph, *cut_, ctx.batch());
     }
+    // Hierarchical all-reduce: a node's first device receives the others' fusion buffers.
+    const int64_t per_node = schedule.plan.devices_per_node;
+    if (schedule.plan.hierarchical() && worker % per_node == 0) {
+      member_buffers_.resize(schedule.buffers.size());
+      for (size_t b = 0; b < schedule.buffers.size(); ++b) {
+        int64_t elements = 0;
+        for (const size_t i : schedule.buffers[b].tensors) elements += ring_views_[i]->elements();
+        member_buffers_[b].assign(static_cast<size_t>(per_node - 1),
+                                  std::vector<float>(static_cast<size_t>(elements)));
+      }
+    }
     // Local aggregation: a node's first device receives the others' gradients, per group and
     // member, one buffer per variable as the member sends them.
-    const int64_t per_node = schedule.plan.devices_per_node;
     if (schedule.plan.aggregates_locally() && worker % per_node == 0) {
       member_gradients_.resize(groups_.size());
       for (size_t g = 0; g < groups_.size(); ++g) {
@@ -179,6 +189,17 @@ class WorkerActions final : public RankActions {
       }
       return;
     }
+    if (op.kind == OpKind::aggregate && op.buffer >= 0) {
+      // Hierarchical all-reduce: a member's buffer into this device's, before the ring.
+      const auto& in = member_buffers_.at(static_cast<size_t>(op.buffer))
+                           .at(static_cast<size_t>(op.worker - worker_ - 1));
+      size_t at = 0;
+      for (const size_t i : schedule_.buffers.at(static_cast<size_t>(op.buffer)).tensors) {
+        float* sum = ring_views_[i]->data();
+        for (int64_t e = 0; e < ring_views_[i]->elements(); ++e) sum[e] += in[at++];
+      }
+      return;
+    }
     if (op.kind == OpKind::aggregate) {
       // Local aggregation: a member's gradients into this device's, before the push.
       auto& buffers = member_buffers(op);
@@ -210,6 +231,9 @@ class WorkerActions final : public RankActions {
         return boundary_->activation_pieces();
       case MessageKind::pull:  // local aggregation: the node's values, passed on
         return value_pieces(op);
+      case MessageKind::reduce:  // hierarchical: this device's buffer, to the node's first
+      case MessageKind::broadcast:  // and the all-reduced buffer back
+        return buffer_pieces(op);
       case MessageKind::ready:
       case MessageKind::go:
         return {};
@@ -222,6 +246,13 @@ class WorkerActions final : public RankActions {
     switch (op.message.kind) {
       case MessageKind::pull:
         return value_pieces(op);
+      case MessageKind::reduce: {  // hierarchical: a member's buffer
+        auto& in = member_buffers_.at(static_cast<size_t>(op.message.item))
+                       .at(static_cast<size_t>(op.message.peer - schedule_.worker_host(worker_) - 1));
+        return {{in.data(), in.size() * sizeof(float)}};
+      }
+      case MessageKind::broadcast:
+        return buffer_pieces(op);
       case MessageKind::push: {  // local aggregation: a member's gradients
         std::vector<Piece> pieces;
         for (auto& b : member_buffers(op)) pieces.push_back({b.data(), b.size() * sizeof(float)});
@@ -269,6 +300,15 @@ class WorkerActions final : public RankActions {
     std::vector<std::unique_ptr<HostView>> values, gradients;
   };
 
+  // A fusion buffer's tensors (op.message.item), as the ring reads and writes them.
+  std::vector<Piece> buffer_pieces(const Op& op) {
+    std::vector<Piece> pieces;
+    for (const size_t i : schedule_.buffers.at(static_cast<size_t>(op.message.item)).tensors) {
+      pieces.push_back(ring_views_[i]->piece());
+    }
+    return pieces;
+  }
+
   std::vector<Piece> value_pieces(const Op& op) {
     std::vector<Piece> pieces;
     for (auto& v : groups_.at(static_cast<size_t>(op.group)).values) pieces.push_back(v->piece());
@@ -291,6 +331,8 @@ class WorkerActions final : public RankActions {
   // Local aggregation on a node's first device: per group, per other device of the node, per
   // variable, the gradients it pushed.
   std::vector<std::vector<std::vector<std::vector<float>>>> member_gradients_;
+  // Hierarchical all-reduce on a node's first device: per buffer, per other device, its buffer.
+  std::vector<std::vector<std::vector<float>>> member_buffers_;
   std::vector<std::unique_ptr<HostView>> ring_views_;  // by plan tensor index
   std::vector<LayerId> ring_layers_;
   std::optional<CutInfo> cut_;

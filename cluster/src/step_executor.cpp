@@ -233,6 +233,10 @@ class StepExecutor::MpiThread {
   State& state_;
   Transport& transport_;
   RankRecord& record_;
+  // The ring member `position` places on (modulo the ring), as a rank.
+  [[nodiscard]] int ring_host(int64_t position) const {
+    return exec_.schedule_.ring_hosts[static_cast<size_t>(position % members_)];
+  }
   const int64_t member_;   // this worker's place in the ring
   const int64_t members_;  // the ring's workers
   Transport::Pause pause_;          // while messages are in flight
@@ -401,8 +405,8 @@ StepExecutor::MpiThread::MpiThread(StepExecutor& executor, const Plan& plan, Sta
       state_(state),
       transport_(executor.ctx_.transport),
       record_(executor.ctx_.record),
-      member_(executor.role_.host - executor.schedule_.parameter_servers),
-      members_(executor.schedule_.workers),
+      member_(executor.schedule_.ring_position(executor.role_.host)),
+      members_(executor.schedule_.ring_members()),
       pause_([this](int round) {
         std::unique_lock lock(state_.mutex);
         await_news(lock, Transport::backoff(round, state_.computing));
@@ -565,8 +569,8 @@ void StepExecutor::MpiThread::post_phase(Ring& r) {
   const schedule::ChunkRange out = schedule::chunk_range(elements, members_, p.send_chunk);
   const schedule::ChunkRange in = schedule::chunk_range(elements, members_, p.receive_chunk);
   float* landing = p.reduce ? incoming_store_.data() : r.fused.data() + in.begin;
-  const int next = exec_.schedule_.worker_host((member_ + 1) % members_);
-  const int previous = exec_.schedule_.worker_host((member_ + members_ - 1) % members_);
+  const int next = ring_host(member_ + 1);
+  const int previous = ring_host(member_ + members_ - 1);
   r.receive = transport_.receive(previous, MessageKind::ring, k,
                                  {{landing, static_cast<size_t>(in.size()) * sizeof(float)}});
   const size_t bytes = static_cast<size_t>(out.size()) * sizeof(float);
@@ -596,14 +600,15 @@ void StepExecutor::MpiThread::start_ring(uint32_t i) {
         schedule::chunk_range(static_cast<int64_t>(elements), members_, 0).size()));
   }
   r.fused = std::span<float>(fused_store_.data(), elements);
-  r.next = exec_.schedule_.worker_host((member_ + 1) % members_);
-  r.previous = exec_.schedule_.worker_host((member_ + members_ - 1) % members_);
+  r.next = ring_host(member_ + 1);
+  r.previous = ring_host(member_ + members_ - 1);
   size_t offset = 0;
   for (const auto& tensor : r.tensors) {
     std::copy(tensor.begin(), tensor.end(), r.fused.begin() + static_cast<std::ptrdiff_t>(offset));
     offset += tensor.size();
   }
-  if (exec_.ctx_.allreduce == AllreduceImplementation::mpi) {
+  // MPI's all-reduce runs among all the workers; a hierarchical ring has only the nodes' first.
+  if (exec_.ctx_.allreduce == AllreduceImplementation::mpi && !exec_.schedule_.plan.hierarchical()) {
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Iallreduce(MPI_IN_PLACE, r.fused.data(), static_cast<int>(r.fused.size()), MPI_FLOAT,
                    MPI_SUM, exec_.ctx_.workers_comm, &request);
@@ -614,7 +619,7 @@ void StepExecutor::MpiThread::start_ring(uint32_t i) {
              exec_.schedule_, static_cast<size_t>(ops_[i].buffer), member_)) {
       bytes += static_cast<double>(m.wire_bytes());
     }
-    transport_.count(k, bytes, bytes, exec_.schedule_.worker_host((member_ + 1) % members_));
+    transport_.count(k, bytes, bytes, ring_host(member_ + 1));
   } else {
     post_phase(r);
   }

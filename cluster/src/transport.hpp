@@ -39,6 +39,8 @@ enum class MessageKind : int {
   ring = static_cast<int>(schedule::MessageKind::ring),
   step_done = static_cast<int>(schedule::MessageKind::step_done),
   step_complete = static_cast<int>(schedule::MessageKind::step_complete),
+  reduce = static_cast<int>(schedule::MessageKind::reduce),
+  broadcast = static_cast<int>(schedule::MessageKind::broadcast),
   results,  // measurements and final parameters, -> rank 0
 };
 inline MessageKind transport_kind(schedule::MessageKind kind) {

@@ -76,10 +76,6 @@ void require_modelled_nodes(const Scenario& scenario) {
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
     const StrategySpec& s = scenario.strategies[i];
     const std::string path = json_path("/strategies", i);
-    if (s.algorithm != AllreduceAlgorithm::ring) {
-      throw InputError(scenario.file, json_path(path, "algorithm"),
-                       "is \"hierarchical\"" + later + "\"ring\"");
-    }
     // ps aggregates inside nodes; ralp's and hybrid's heads do not yet gather nodes' boundaries.
     if (s.local_aggregation && nodes.devices_per_node > 1 && s.kind != StrategyKind::ps) {
       throw InputError(scenario.file, json_path(path, "local_aggregation"),

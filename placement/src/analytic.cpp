@@ -674,10 +674,18 @@ struct Model {
     }
     const Backward b = backward();
     double ring = 0.0;
-    const double members = workers;
+    // Hierarchical: the ring joins the nodes' first devices, each of which first gathers and sums
+    // its node's buffers over the peer links and afterwards sends the result back.
+    const bool hierarchical = plan.hierarchical();
+    const double per_node = static_cast<double>(plan.devices_per_node);
+    const double members = hierarchical ? workers / per_node : workers;
+    const double peer = links.net.bandwidth_factor * links.net.peer_link;
+    double sums = 0.0;       // the first device's sums so far (hierarchical)
+    double summed = 0.0;     // when its last sum ended
+    double sent_back = 0.0;  // when its last buffer reached the node's other devices
     if (plan.workers > 1) {
       // Each worker tells worker-0 the buffer is ready; worker-0 answers every one with a go.
-      const double negotiate = 2.0 * links.worker_message(0.0, members - 1.0);
+      const double negotiate = members > 1.0 ? 2.0 * links.worker_message(0.0, members - 1.0) : 0.0;
       const double phases = 2.0 * (members - 1.0);
       const RingHop hop = ring_hop();
       const double latency = links.net.latency_factor * hop.latency;
@@ -685,19 +693,34 @@ struct Model {
       double rate = links.net.bandwidth_factor * hop.bandwidth / (1.0 + links.net.cross_traffic);
       rate = links.cap(rate, hop.latency, members);
       for (const schedule::FusionBuffer& buffer : schedule::fusion_buffers(plan)) {
-        const double ready = start + b.layer_done[buffer.last_layer] + negotiate;
-        double t = std::max(ring, ready);
+        const double produced = start + b.layer_done[buffer.last_layer];
+        double ready = produced + sums;
+        const double bytes = static_cast<double>(buffer.bytes);
+        if (hierarchical) {
+          // The node's buffers arrive over the first device's peer link; its sums take its
+          // device between backward layers, delaying the layers after them.
+          const double gathered = produced + (per_node - 1.0) * (bytes + kHeader) / peer;
+          const double sum = (per_node - 1.0) * bytes / plan.worker_sum_rate.value();
+          summed = std::max({summed, ready, gathered}) + sum;
+          sums += sum;
+          ready = summed;
+        }
+        double t = std::max(ring, ready + negotiate);
         if (plan.compression != CompressionKind::none) {
           t += 2.0 * static_cast<double>(buffer.bytes) / plan.worker_encode_rate.value();
         }
         const double chunk = static_cast<double>(buffer.wire_bytes) / members;
-        t += phases * latency + phases * (chunk + kHeader) / rate +
-             (members - 1.0) * chunk / plan.worker_sum_rate.value();
+        if (members > 1.0) {
+          t += phases * latency + phases * (chunk + kHeader) / rate +
+               (members - 1.0) * chunk / plan.worker_sum_rate.value();
+        }
         ring = t;
+        // The sums go back while the next buffer's ring runs.
+        if (hierarchical) sent_back = std::max(sent_back, t) + (per_node - 1.0) * (bytes + kHeader) / peer;
       }
     }
-    e.backward_end_s = start + b.end;
-    const double update = std::max(ring, e.backward_end_s) +
+    e.backward_end_s = start + b.end + sums;
+    const double update = std::max({ring, sent_back, e.backward_end_s}) +
                           static_cast<double>(plan.tail_param_bytes) / plan.worker_update_rate.value();
     e.step_time_s = std::max(update, head_update);
     return e;

@@ -184,6 +184,105 @@ struct Builder {
     r.op(sent).group = g;
   }
 
+  // allreduce, hybrid: what a worker posts at the step's start for the ring: the coordinator's go
+  // for each buffer (every ring member but the first), every other member's ready (the first),
+  // and with the hierarchical algorithm the node's other devices' buffers (a node's first device)
+  // or the all-reduced buffer coming back (the others).
+  struct RingPosts {
+    std::vector<OpIndex> go;
+    std::vector<std::vector<OpIndex>> ready;
+    std::vector<std::vector<OpIndex>> reduce;  // per buffer, per other device of the node
+    std::vector<OpIndex> broadcast;
+  };
+  RingPosts ring_posts(RoleBuilder& r, int64_t w) {
+    const size_t buffers = s.buffers.size();
+    RingPosts p{std::vector<OpIndex>(buffers), std::vector<std::vector<OpIndex>>(buffers),
+                std::vector<std::vector<OpIndex>>(buffers), std::vector<OpIndex>(buffers)};
+    if (!plan.uses_ring()) return p;
+    const int64_t position = s.ring_position(s.worker_host(w));
+    const bool negotiates = position >= 0 && s.ring_members() > 1;
+    if (negotiates && position != 0) {
+      for (size_t b = 0; b < buffers; ++b) {
+        p.go[b] = r.receive(MessageKind::go, s.ring_hosts[0], static_cast<int64_t>(b), 0);
+      }
+    }
+    if (negotiates && position == 0) {
+      for (int64_t other = 1; other < s.ring_members(); ++other) {
+        for (size_t b = 0; b < buffers; ++b) {
+          p.ready[b].push_back(r.receive(MessageKind::ready, s.ring_hosts[other],
+                                         static_cast<int64_t>(b), 0));
+        }
+      }
+    }
+    if (!plan.hierarchical()) return p;
+    const int64_t first = w - w % plan.devices_per_node;
+    for (size_t b = 0; b < buffers; ++b) {
+      const auto item = static_cast<int64_t>(b);
+      if (position < 0) {
+        p.broadcast[b] =
+            r.receive(MessageKind::broadcast, s.worker_host(first), item, s.buffers[b].bytes);
+      }
+      for (int64_t m = w + 1; position >= 0 && m < w + plan.devices_per_node; ++m) {
+        p.reduce[b].push_back(
+            r.receive(MessageKind::reduce, s.worker_host(m), item, s.buffers[b].bytes));
+      }
+    }
+    return p;
+  }
+
+  // Buffer b once backward produced it (`done`): ring all-reduced among the workers, after the
+  // coordinator's go. Hierarchical: a node's other devices send it to the node's first device and
+  // wait for the sum; the first device adds theirs to its own, all-reduces it among the nodes'
+  // first devices and sends it back. `reduced` gets what the worker's update waits for.
+  void ring_buffer(RoleBuilder& r, int64_t w, size_t b, OpIndex done, const RingPosts& posts,
+                   std::vector<OpIndex>& reduced) {
+    const FusionBuffer& buffer = s.buffers[b];
+    const auto item = static_cast<int64_t>(b);
+    const int64_t position = s.ring_position(s.worker_host(w));
+    if (position < 0) {
+      const int64_t first = w - w % plan.devices_per_node;
+      const OpIndex sent =
+          r.send(MessageKind::reduce, s.worker_host(first), item, buffer.bytes, {done});
+      r.op(sent).buffer = static_cast<int32_t>(b);
+      reduced.push_back(posts.broadcast[b]);
+      return;
+    }
+    std::vector<OpIndex> start = {done};
+    for (size_t i = 0; i < posts.reduce[b].size(); ++i) {
+      const OpIndex summed = r.device(OpKind::aggregate, seconds_for(buffer.bytes, plan.worker_sum_rate),
+                                      buffer.bytes, -1, {posts.reduce[b][i]});
+      r.op(summed).buffer = static_cast<int32_t>(b);
+      r.op(summed).worker = static_cast<int32_t>(w + 1 + static_cast<int64_t>(i));
+      start = {summed};
+    }
+    if (s.ring_members() > 1) {
+      const std::vector<OpIndex> own = start;
+      if (position == 0) {
+        start.insert(start.end(), posts.ready[b].begin(), posts.ready[b].end());
+        for (int64_t other = 1; other < s.ring_members(); ++other) {
+          r.send(MessageKind::go, s.ring_hosts[other], item, 0, start);
+        }
+      } else {
+        r.send(MessageKind::ready, s.ring_hosts[0], item, 0, own);
+        start.push_back(posts.go[b]);
+      }
+      Op all;
+      all.kind = OpKind::allreduce;
+      all.buffer = static_cast<int32_t>(b);
+      all.bytes = buffer.bytes;
+      if (plan.compression != CompressionKind::none) {
+        all.seconds = seconds_for(buffer.bytes, plan.worker_encode_rate);
+      }
+      start = {r.add(all, start)};
+    }
+    for (size_t i = 0; i < posts.reduce[b].size(); ++i) {
+      const OpIndex back = r.send(MessageKind::broadcast, s.worker_host(w + 1 + static_cast<int64_t>(i)),
+                                  item, buffer.bytes, start);
+      r.op(back).buffer = static_cast<int32_t>(b);
+    }
+    reduced.insert(reduced.end(), start.begin(), start.end());
+  }
+
   void worker(int64_t w) {
     RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
     const std::vector<std::vector<OpIndex>> pulled = pulls(r, w);
@@ -194,23 +293,7 @@ struct Builder {
       gradient_back = r.receive(MessageKind::activation_gradient, head_host(), w,
                                 plan.activation_grad_bytes);
     }
-    // allreduce, hybrid: the coordinator's go for each buffer.
-    std::vector<OpIndex> go(s.buffers.size());
-    const bool negotiates = plan.uses_ring() && workers() > 1;
-    if (negotiates && w != 0) {
-      for (size_t b = 0; b < s.buffers.size(); ++b) {
-        go[b] = r.receive(MessageKind::go, s.worker_host(0), static_cast<int64_t>(b), 0);
-      }
-    }
-    std::vector<std::vector<OpIndex>> ready(s.buffers.size());
-    if (negotiates && w == 0) {
-      for (int64_t other = 1; other < workers(); ++other) {
-        for (size_t b = 0; b < s.buffers.size(); ++b) {
-          ready[b].push_back(
-              r.receive(MessageKind::ready, s.worker_host(other), static_cast<int64_t>(b), 0));
-        }
-      }
-    }
+    const RingPosts posts = ring_posts(r, w);
 
     OpIndex last = 0;
     for (LayerId l = 0; l < plan.tail_end; ++l) {
@@ -237,28 +320,9 @@ struct Builder {
       op.seconds = plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
       const OpIndex done = r.add(op, l + 1 == plan.tail_end ? before_backward : std::vector<OpIndex>{});
       for (const int32_t g : groups_of_layer[l]) push(r, w, g, done, from_members);
-      if (!plan.uses_ring() || workers() == 1) continue;
+      if (!plan.uses_ring() || (s.ring_members() == 1 && !plan.hierarchical())) continue;
       for (size_t b = 0; b < s.buffers.size(); ++b) {
-        const FusionBuffer& buffer = s.buffers[b];
-        if (buffer.last_layer != l) continue;
-        std::vector<OpIndex> start = {done};
-        if (w == 0) {
-          start.insert(start.end(), ready[b].begin(), ready[b].end());
-          for (int64_t other = 1; other < workers(); ++other) {
-            r.send(MessageKind::go, s.worker_host(other), static_cast<int64_t>(b), 0, start);
-          }
-        } else {
-          r.send(MessageKind::ready, s.worker_host(0), static_cast<int64_t>(b), 0, {done});
-          start.push_back(go[b]);
-        }
-        Op all;
-        all.kind = OpKind::allreduce;
-        all.buffer = static_cast<int32_t>(b);
-        all.bytes = buffer.bytes;
-        if (plan.compression != CompressionKind::none) {
-          all.seconds = seconds_for(buffer.bytes, plan.worker_encode_rate);
-        }
-        reduced.push_back(r.add(all, start));
+        if (s.buffers[b].last_layer == l) ring_buffer(r, w, b, done, posts, reduced);
       }
     }
     if (plan.uses_ring()) {
@@ -430,6 +494,10 @@ std::string_view to_string(MessageKind kind) {
       return "step done";
     case MessageKind::step_complete:
       return "step complete";
+    case MessageKind::reduce:
+      return "reduce";
+    case MessageKind::broadcast:
+      return "broadcast";
   }
   return "message";
 }
@@ -546,6 +614,10 @@ Schedule build_schedule(const StepPlan& plan, int64_t parameter_servers) {
     for (const VariableGroup& g : layer_groups) s.groups.push_back(g);
   }
   s.buffers = fusion_buffers(plan);
+  if (plan.uses_ring()) {
+    const int64_t step = plan.hierarchical() ? plan.devices_per_node : 1;
+    for (int64_t w = 0; w < plan.workers; w += step) s.ring_hosts.push_back(s.worker_host(w));
+  }
 
   Builder b{plan, s, std::vector<std::vector<int32_t>>(plan.tail_end)};
   for (size_t g = 0; g < s.groups.size(); ++g) {
@@ -567,13 +639,18 @@ std::vector<Message> sends_of(const RoleSchedule& role) {
   return out;
 }
 
+int64_t Schedule::ring_position(int32_t host) const {
+  const auto it = std::find(ring_hosts.begin(), ring_hosts.end(), host);
+  return it == ring_hosts.end() ? -1 : it - ring_hosts.begin();
+}
+
 std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int64_t member) {
-  const int64_t members = schedule.workers;
+  const int64_t members = schedule.ring_members();
   std::vector<Message> out;
   if (members < 2) return out;
   const FusionBuffer& b = schedule.buffers.at(buffer);
   const int64_t elements = b.bytes / static_cast<int64_t>(kBytesPerFloat);
-  const int32_t next = schedule.worker_host((member + 1) % members);
+  const int32_t next = schedule.ring_hosts[static_cast<size_t>((member + 1) % members)];
   for (int64_t phase = 0; phase < 2 * (members - 1); ++phase) {
     const RingPhase p = ring_phase(member, members, phase);
     const ChunkRange chunk = chunk_range(elements, members, p.send_chunk);
@@ -584,7 +661,7 @@ std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int6
 }
 
 RingTotals ring_totals(const Schedule& schedule, size_t buffer, int64_t member) {
-  const int64_t members = schedule.workers;
+  const int64_t members = schedule.ring_members();
   if (members < 2) return {};
   const FusionBuffer& b = schedule.buffers.at(buffer);
   const int64_t elements = b.bytes / static_cast<int64_t>(kBytesPerFloat);
@@ -628,7 +705,7 @@ std::vector<HostBytes> bytes_per_host(const Schedule& schedule) {
     for (const Op& op : role.ops) {
       if (op.kind == OpKind::send) count(role.host, op.message);
       if (op.kind == OpKind::allreduce) {
-        const int64_t member = role.host - schedule.parameter_servers;
+        const int64_t member = schedule.ring_position(role.host);
         for (const Message& m :
              ring_messages(schedule, static_cast<size_t>(op.buffer), member)) {
           count(role.host, m);
@@ -661,8 +738,8 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
       }
       return "compute";
     case OpKind::aggregate:
-      return "sum " + group_layer(op.group) + " of " +
-             schedule.host_name(schedule.worker_host(op.worker));
+      return "sum " + (op.buffer >= 0 ? "buffer " + std::to_string(op.buffer) : group_layer(op.group)) +
+             " of " + schedule.host_name(schedule.worker_host(op.worker));
     case OpKind::update:
       if (op.group >= 0) return "update " + group_layer(op.group);
       return schedule.is_worker(host) ? "update" : "update head";
@@ -677,7 +754,9 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
       std::string text(to_string(op.message.kind));
       if (op.message.kind == MessageKind::pull || op.message.kind == MessageKind::push) {
         text += " " + layer(static_cast<LayerId>(op.message.item));
-      } else if (op.message.kind == MessageKind::ready || op.message.kind == MessageKind::go) {
+      } else if (op.message.kind == MessageKind::ready || op.message.kind == MessageKind::go ||
+                 op.message.kind == MessageKind::reduce ||
+                 op.message.kind == MessageKind::broadcast) {
         text += " buffer " + std::to_string(op.message.item);
       }
       return text;

@@ -545,10 +545,10 @@ void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
 // One member's part of a fusion buffer's ring all-reduce.
 void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
   World& world = m.world;
-  const int64_t n = m.schedule.workers;
-  const int64_t member = host - m.schedule.parameter_servers;
-  const int32_t next = m.schedule.worker_host((member + 1) % n);
-  const int32_t previous = m.schedule.worker_host((member + n - 1) % n);
+  const int64_t n = m.schedule.ring_members();
+  const int64_t member = m.schedule.ring_position(host);
+  const int32_t next = m.schedule.ring_hosts[static_cast<size_t>((member + 1) % n)];
+  const int32_t previous = m.schedule.ring_hosts[static_cast<size_t>((member + n - 1) % n)];
   sg4::Mailbox* out = world.mailbox("ring", host, next);
   sg4::Mailbox* in = world.mailbox("ring", previous, host);
   const auto buffer = static_cast<size_t>(op.buffer);

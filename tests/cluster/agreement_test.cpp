@@ -36,7 +36,10 @@ std::string node_strategies(const std::string& cut) {
   return R"(["ps", {"name": "ps", "label": "ps-devices", "local_aggregation": false},
       {"name": "ralp", "cut": ")" + cut + R"(", "local_aggregation": false},
       {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
-      {"name": "hybrid", "cut": ")" + cut + R"(", "local_aggregation": false}])";
+      {"name": "allreduce", "label": "allreduce-hierarchical", "algorithm": "hierarchical",
+       "fusion_threshold": "1MiB", "cycle_time": "1ms"},
+      {"name": "hybrid", "cut": ")" + cut + R"(", "local_aggregation": false,
+       "algorithm": "hierarchical"}])";
 }
 
 std::string plain_strategies(const std::string& cut) {

@@ -1,5 +1,6 @@
 // The analytic model against the event simulation on every shipped paper and modern scenario,
-// strategy by strategy, at the scenario's fixed cuts (its cut "auto" entries are the search's,
+// strategy by strategy (the modern machines' nodes at nodes_agreement_test.cpp's tolerances), at
+// the scenario's fixed cuts (its cut "auto" entries are the search's,
 // checked in optimality_test.cpp).
 #include <cstdio>
 #include <filesystem>
@@ -30,12 +31,27 @@ std::vector<std::filesystem::path> shipped() {
   return out;
 }
 
+// The shipped machines of several GPUs per node (scenarios/modern); ralp and hybrid on such nodes
+// are the event simulation's alone. Measured: ps and the ring within 1.5% on NVLink machines and
+// 3.2% on p2.8xlarge's PCIe, where a node's first device's PCIe link carries both what it passes
+// on inside the node and its traffic to the servers, which the analytic does not share; the
+// hierarchical all-reduce within 5.4% on NVLink and 14.2% on PCIe (optimistic).
+constexpr double kNodesTolerance = 0.04;
+constexpr double kHierarchicalTolerance = 0.16;
+
+double tolerance_for(const Scenario& s, const StrategySpec& spec) {
+  if (s.nodes.devices_per_node == 1) return kTolerance;
+  return spec.algorithm == AllreduceAlgorithm::hierarchical ? kHierarchicalTolerance
+                                                            : kNodesTolerance;
+}
+
 TEST(Agreement, AnalyticWithinATenthOfAPercentOfTheEventSimulation) {
   for (const auto& file : shipped()) {
     const Scenario s = load_scenario(file);
     for (const StrategySpec& spec : s.strategies) {
       const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
       if (has_cut && !spec.cut) continue;
+      if (has_cut && s.nodes.devices_per_node > 1) continue;
       const std::optional<LayerId> cut = has_cut ? s.model.find(*spec.cut) : std::nullopt;
       const double analytic = placement::estimate_strategy(s, spec, cut).step_time_s;
       const double simulated = sim::simulate_isolated(s, spec, cut, {}).step_time_mean_s;
@@ -43,7 +59,7 @@ TEST(Agreement, AnalyticWithinATenthOfAPercentOfTheEventSimulation) {
       std::printf("%-36s %-12s analytic %9.3f ms  simulated %9.3f ms  %+6.2f%%\n",
                   file.stem().c_str(), spec.label.c_str(), 1e3 * analytic, 1e3 * simulated,
                   100 * error);
-      EXPECT_LT(std::abs(error), kTolerance) << file.stem() << " " << spec.label;
+      EXPECT_LT(std::abs(error), tolerance_for(s, spec)) << file.stem() << " " << spec.label;
     }
   }
 }

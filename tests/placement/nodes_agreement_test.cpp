@@ -12,6 +12,10 @@ namespace {
 
 // Measured: at most 1.6% (ps with local aggregation), the others within 0.05%; docs/nodes.md.
 constexpr double kTolerance = 0.02;
+// Hierarchical all-reduce: the analytic is up to 10% optimistic (the gathers, sums and sends
+// back of successive buffers overlap on the first device's links and device in the event
+// simulation in ways its per-buffer recurrence leaves out).
+constexpr double kHierarchicalTolerance = 0.12;
 
 Scenario nodes_scenario(const std::string& model, int nodes, int per_node,
                         const std::string& interconnect, const std::string& nic, int servers = 2) {
@@ -25,12 +29,14 @@ Scenario nodes_scenario(const std::string& model, int nodes, int per_node,
                                "latency": "5us"}},
       "strategies": [{"name": "ps", "label": "ps-local"},
                      {"name": "ps", "label": "ps-devices", "local_aggregation": false},
-                     {"name": "allreduce", "cycle_time": 0}],
+                     {"name": "allreduce", "cycle_time": 0},
+                     {"name": "allreduce", "label": "hierarchical", "cycle_time": 0,
+                      "algorithm": "hierarchical"}],
       "steps": 2, "warmup_steps": 1})";
   return parse_scenario(parse_json_text(text, "nodes.json"), "nodes.json", RALP_TEST_DATA_DIR);
 }
 
-TEST(NodesAgreement, AnalyticWithinTwoPercentOfTheEventSimulation) {
+TEST(NodesAgreement, AnalyticAgreesWithTheEventSimulation) {
   const std::string nvlink = R"({"kind": "nvlink", "bandwidth": "150GBps", "latency": "1us"})";
   const std::string pcie =
       R"({"kind": "pcie", "bandwidth": "16GBps", "latency": "1us", "host_links": 2})";
@@ -51,7 +57,9 @@ TEST(NodesAgreement, AnalyticWithinTwoPercentOfTheEventSimulation) {
                   s.model.name().c_str(), static_cast<long long>(s.workers / s.nodes.devices_per_node),
                   static_cast<long long>(s.nodes.devices_per_node), spec.label.c_str(),
                   1e3 * analytic, 1e3 * simulated, 100 * error);
-      EXPECT_LT(std::abs(error), kTolerance) << s.model.name() << " " << spec.label;
+      const bool hierarchical = spec.algorithm == AllreduceAlgorithm::hierarchical;
+      EXPECT_LT(std::abs(error), hierarchical ? kHierarchicalTolerance : kTolerance)
+          << s.model.name() << " " << spec.label;
     }
   }
 }

@@ -218,3 +218,29 @@ TEST(NodesSim, EveryPublishedMultiGpuScenarioRuns) {
 
 }  // namespace
 }  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(NodesSim, HierarchicalAllReduceMovesTheBufferOnceOverEachNic) {
+  // Horovod's hierarchical all-reduce on 2 nodes of 2: worker-1 sends its 4 MB to worker-0 and
+  // worker-3 to worker-2 over NVLink (100 GB/s: 0.04 ms), the two first devices ring all-reduce
+  // it, 2 (2 - 1) / 2 x 4 MB = 4 MB over each NIC each way (4 ms at 1 GB/s), and send the sum
+  // back (0.04 ms). NCCL's ring moves 6 MB over each NIC.
+  const Scenario s = nodes_scenario(
+      4, 2, R"("parameter_servers": 0, )",
+      R"([{"name": "allreduce", "cycle_time": 0, "algorithm": "hierarchical"}])");
+  const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, {});
+  EXPECT_LT(relative_error(r.step_time_mean_s, 0.004 + 2 * 4e6 / 1e11), kTolerance)
+      << r.step_time_mean_s;
+  const double edge = 4e6 + 2 * kHeader;
+  EXPECT_DOUBLE_EQ(node(r, "node-0").nic_out, edge + kHeader);  // + the go to worker-2
+  EXPECT_DOUBLE_EQ(node(r, "node-1").nic_out, edge + kHeader);  // + its ready
+  // Inside each node: the buffer to the first device and the sum back.
+  EXPECT_DOUBLE_EQ(node(r, "node-0").interconnect, 2 * (4e6 + kHeader));
+  EXPECT_DOUBLE_EQ(host(r, "worker-1").bytes_out, 4e6 + kHeader);
+  EXPECT_DOUBLE_EQ(host(r, "worker-1").bytes_in, 4e6 + kHeader);
+}
+
+}  // namespace
+}  // namespace ralp

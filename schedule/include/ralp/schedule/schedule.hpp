@@ -43,6 +43,8 @@ enum class MessageKind : int {
   ring,                 // a ring all-reduce chunk, worker -> next worker
   step_done,            // a PS shard finished its part of the step, -> ps-0
   step_complete,        // ps-0: every shard is done, -> the other shards
+  reduce,     // hierarchical all-reduce: a fusion buffer's gradients, -> the node's first device
+  broadcast,  // hierarchical all-reduce: the all-reduced buffer, -> the node's other devices
 };
 std::string_view to_string(MessageKind kind);
 
@@ -130,12 +132,18 @@ struct Schedule {
   std::vector<VariableGroup> groups;  // ps, ralp: the tail's variable groups, forward order
   std::vector<FusionBuffer> buffers;  // allreduce, hybrid
   int64_t parts_per_step = 0;  // ops marked ends_part over all roles
+  // allreduce, hybrid: the ring's members (host indices) in ring order: every worker, or with the
+  // hierarchical algorithm each node's first device.
+  std::vector<int32_t> ring_hosts;
 
   [[nodiscard]] int32_t ps_host(int64_t shard) const { return static_cast<int32_t>(shard); }
   [[nodiscard]] int32_t worker_host(int64_t w) const {
     return static_cast<int32_t>(parameter_servers + w);
   }
   [[nodiscard]] bool is_worker(int32_t host) const { return host >= parameter_servers; }
+  [[nodiscard]] int64_t ring_members() const { return static_cast<int64_t>(ring_hosts.size()); }
+  // A host's place in the ring, or -1 when it is not a member.
+  [[nodiscard]] int64_t ring_position(int32_t host) const;
   [[nodiscard]] const std::string& host_name(int32_t host) const { return roles[host].name; }
 };
 
@@ -159,8 +167,8 @@ struct HostBytes {
 };
 std::vector<HostBytes> bytes_per_host(const Schedule& schedule);
 
-// Ring all-reduce of one buffer: the chunk messages member `member` sends, phase by phase
-// (2 (W - 1) of them, each a chunk of the buffer cut as fusion.hpp's chunk_range cuts it).
+// Ring all-reduce of one buffer among Schedule::ring_hosts: the chunk messages the member at ring
+// position `member` sends, phase by phase (2 (N - 1) of them, each a chunk of the buffer cut as fusion.hpp's chunk_range cuts it).
 std::vector<Message> ring_messages(const Schedule& schedule, size_t buffer, int64_t member);
 
 // The same ring's sums for one member, without listing its messages (constant time, for rings

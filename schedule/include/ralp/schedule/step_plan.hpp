@@ -96,6 +96,13 @@ struct StepPlan {
   [[nodiscard]] bool aggregates_locally() const {
     return uses_shards() && strategy.local_aggregation && devices_per_node > 1;
   }
+  // allreduce, hybrid with the hierarchical algorithm on nodes of several devices: each node's
+  // devices send their buffers to its first device, which sums them, all-reduces them in a ring of
+  // the nodes' first devices and sends the result back (schedule.hpp).
+  [[nodiscard]] bool hierarchical() const {
+    return uses_ring() && strategy.algorithm == AllreduceAlgorithm::hierarchical &&
+           devices_per_node > 1;
+  }
   // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk.
   [[nodiscard]] double ring_seconds(int64_t bytes) const;
   // The head PS's pass for worker w's micro-batch (per_worker): forward and backward, and for
