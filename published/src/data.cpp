@@ -249,6 +249,7 @@ Catalogue read_catalogue(const std::filesystem::path& file) {
   root.optional_string("about");
   Catalogue c;
   const Json& gpus = root.require("gpus", "an array of GPUs");
+  if (!gpus.is_array()) root.fail("gpus", "is " + describe_json(gpus) + ", expected an array of GPUs");
   for (size_t i = 0; i < gpus.size(); ++i) {
     ObjectReader r(gpus[i], json_path("/gpus", i), name);
     GpuSpec g;
@@ -266,6 +267,9 @@ Catalogue read_catalogue(const std::filesystem::path& file) {
     c.gpus.push_back(std::move(g));
   }
   const Json& checks = root.require("derivation_checks", "an array of {derive, from}");
+  if (!checks.is_array()) {
+    root.fail("derivation_checks", "is " + describe_json(checks) + ", expected an array of {derive, from}");
+  }
   for (size_t i = 0; i < checks.size(); ++i) {
     ObjectReader r(checks[i], json_path("/derivation_checks", i), name);
     c.derivation_checks.emplace_back(r.string("derive"), r.string("from"));

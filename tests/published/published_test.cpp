@@ -58,6 +58,18 @@ TEST(PublishedData, AMalformedRowNamesTheFileAndLine) {
   EXPECT_THROW(read_deepbench_gemm(dir / "short.csv"), InputError);
 }
 
+TEST(PublishedData, ABadCatalogueNamesTheKey) {
+  TempDir dir("published");
+  std::ofstream(dir / "gpus.json") << R"({"gpus": 3})";
+  try {
+    read_catalogue(dir / "gpus.json");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/gpus");
+    EXPECT_NE(e.problem().find("expected an array of GPUs"), std::string::npos) << e.problem();
+  }
+}
+
 TEST(PublishedData, TheCatalogueNamesEveryPublishedGpu) {
   const Catalogue c = read_catalogue(kData / "gpus.json");
   std::set<std::string> named;
