@@ -162,6 +162,14 @@ void add_cluster_command(CLI::App& app, Action& action) {
       cluster::ClusterOptions run_options;
       try {
         scenario.emplace(load_scenario(options->scenario));
+        for (size_t i = 0; i < scenario->strategies.size(); ++i) {
+          const Transport& t = scenario->strategies[i].transport;
+          if (t.name == "ideal") continue;
+          throw InputError(options->scenario, json_path("/strategies", i) + "/transport",
+                           "is \"" + t.name + "\", but a real run moves its bytes over Open MPI "
+                           "(its costs are cluster.message_cpu, fitted by ralp link-probe); "
+                           "expected \"ideal\" or no transport");
+        }
         check_output_path("--json", options->json);
         check_output_path("--trace", options->trace);
         if (options->json == "-" && options->trace == "-") {

@@ -31,6 +31,7 @@ inline constexpr int kExitBadInput = 2;
 void add_model_commands(CLI::App& app, Action& action);
 void add_scenario_commands(CLI::App& app, Action& action);
 void add_profile_commands(CLI::App& app, Action& action);
+void add_transport_commands(CLI::App& app, Action& action);
 void add_simulate_command(CLI::App& app, Action& action);
 void add_calibrate_command(CLI::App& app, Action& action);
 void add_cluster_command(CLI::App& app, Action& action);

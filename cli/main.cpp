@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   add_model_commands(app, action);
   add_scenario_commands(app, action);
   add_profile_commands(app, action);
+  add_transport_commands(app, action);
   add_simulate_command(app, action);
   add_calibrate_command(app, action);
   add_cluster_command(app, action);

@@ -117,9 +117,15 @@ void print_answer(const Scenario& scenario, const placement::Placement& answer, 
             << scenario.parameter_servers << " PS\n";
   for (const auto& p : answer.strategies) {
     if (!p.searched) continue;
-    std::cout << "\n" << p.spec.label << ": " << p.ranking.size()
-              << " candidate cuts ranked by the analytic model, the best " << top
-              << " simulated\n";
+    if (p.spec.transport.is_ideal()) {
+      std::cout << "\n" << p.spec.label << ": " << p.ranking.size()
+                << " candidate cuts ranked by the analytic model, the best " << top
+                << " simulated\n";
+    } else {
+      std::cout << "\n" << p.spec.label << ": " << p.ranking.size() << " candidate cuts, every "
+                << "one simulated over transport " << p.spec.transport.name
+                << " (the analytic column prices no transport)\n";
+    }
     TextTable table({{"rank"},
                      {"cut", TextTable::Align::left},
                      {"boundary"},

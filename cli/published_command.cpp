@@ -1,5 +1,6 @@
 // `ralp published`: fit the GPU kernel model to published kernel timings (`fit`), write the
-// published single-GPU points as scenarios (`scenarios`) and report predictions against them
+// published single-GPU points as scenarios (`scenarios`), fit the named transports on the
+// multi-GPU rows kept for fitting (`transports`) and report predictions against every point
 // (`report`).
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "ralp/published/fit.hpp"
 #include "ralp/published/points.hpp"
 #ifdef RALP_HAVE_SIM
+#include "published_cluster.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/reports/gnuplot.hpp"
 #endif
@@ -21,10 +23,13 @@ namespace {
 namespace fs = std::filesystem;
 using published::FitOptions;
 using published::FitOutcome;
+using published::ThroughputRow;
 
 struct PublishedOptions {
   std::string data = RALP_PUBLISHED_DIR;
+  std::string points = std::string(RALP_PUBLISHED_DIR) + "/../scenarios/published/multi-gpu";
   std::string out;
+  bool quiet = false;
   std::string residuals;
   unsigned seed = 1;
   int evaluations = FitOptions{}.global_evaluations;
@@ -113,6 +118,54 @@ std::vector<published::ProfileSummary> profile_summaries() {
   return out;
 }
 
+Progress progress_of(const PublishedOptions& opt) {
+  if (opt.quiet) return [](const std::string&) {};
+  return [](const std::string& line) { std::cerr << line << '\n'; };
+}
+
+int run_transports(const PublishedOptions& opt) {
+  const std::vector<Transport> transports = fit_transports(opt.points, progress_of(opt));
+  for (const Transport& t : transports) {
+    std::cout << t.name << ": " << fixed(t.message_s * 1e6, 1) << " us per message, "
+              << fixed(t.s_per_byte * 1e9, 3) << " ns per byte at each end, link share "
+              << fixed(t.link_share, 3) << "; " << t.source << '\n';
+    if (!opt.out.empty()) {
+      write_file(fs::path(opt.out) / (t.name + ".json"), transport_to_json(t).dump(2) + "\n");
+    }
+  }
+  if (!opt.out.empty()) std::cerr << "wrote " << transports.size() << " transports to " << opt.out << '\n';
+  return kExitOk;
+}
+
+void write_cluster_report(const PublishedOptions& opt,
+                          const std::vector<published::Prediction>& single) {
+  std::map<std::string, double> baselines;
+  for (const auto& p : single) {
+    const ThroughputRow& r = p.point->row;
+    baselines[r.source + "/" + r.system + "/" + r.model + "/" + std::to_string(r.batch)] = p.predicted_step;
+  }
+  const auto points = cluster_points(opt.points);
+  const auto predictions = predict_cluster_points(points, opt.points, baselines, progress_of(opt));
+  std::vector<Transport> transports;
+  for (const auto& name : available_transports()) transports.push_back(*find_transport(name));
+  write_file(fs::path(opt.out) / "multi-gpu.md",
+             published::cluster_report_markdown(predictions, transports, "scripts/published-report"));
+  write_file(fs::path(opt.out) / "multi-gpu-points.csv", published::cluster_points_csv(predictions));
+  reports::ScatterPlot plot{"Multi-GPU training step: predicted against published",
+                            "published step (ms)", "predicted step (ms)", true, 10.0, {}};
+  std::map<std::string, reports::ScatterSeries> by_transport;
+  for (const auto& p : predictions) {
+    auto& series = by_transport[p.point->transport + (p.point->role == "check" ? "" : " (" + p.point->role + ")")];
+    series.title = p.point->transport + (p.point->role == "check" ? "" : " (" + p.point->role + ")");
+    series.points.emplace_back(p.point->published_step() * 1e3, p.predicted_step * 1e3);
+  }
+  for (auto& [name, series] : by_transport) plot.series.push_back(series);
+  if (auto problem = reports::write_scatter_plot(plot, fs::path(opt.out) / "multi-gpu-predicted-vs-published")) {
+    std::cerr << "plot not drawn: " << *problem << '\n';
+  }
+  std::cout << "wrote " << opt.out << "/multi-gpu.md: " << predictions.size() << " points\n";
+}
+
 int run_report(const PublishedOptions& opt) {
   const auto points = published::single_gpu_points(opt.data);
   std::vector<published::Prediction> predictions;
@@ -143,6 +196,7 @@ int run_report(const PublishedOptions& opt) {
     std::cerr << "plot not drawn: " << *problem << '\n';
   }
   std::cout << "wrote " << opt.out << "/README.md: " << predictions.size() << " points\n";
+  write_cluster_report(opt, predictions);
   return kExitOk;
 }
 #endif
@@ -175,8 +229,23 @@ void add_published_command(CLI::App& app, Action& action) {
   auto* report = cmd->add_subcommand("report", "Predict every published single-GPU point and write "
                                                "the report (Markdown, CSV, plot)");
   report->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
+  report->add_option("--points", opt->points, "Folder of the published multi-GPU scenarios and "
+                                              "their points.csv (default: scenarios/published/multi-gpu)");
   report->add_option("--out", opt->out, "Folder to write the report into")->required();
+  report->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   report->callback([opt, &action] { action = [opt] { return run_report(*opt); }; });
+  auto* transports = cmd->add_subcommand(
+      "transports", "Fit the named transports (tf-grpc, mpi-cpu, nccl) on the published "
+                    "multi-GPU rows whose role is \"fit\", simulating each row per trial; --out "
+                    "writes them (calibrate/transports)");
+  transports->add_option("--points", opt->points, "Folder of the published multi-GPU scenarios and "
+                                                  "their points.csv (default: scenarios/published/multi-gpu)");
+  transports->add_option("--out", opt->out, "Folder to write the fitted transports into");
+  transports->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
+  transports->callback([opt, &action] {
+    if (!opt->out.empty()) check_output_path("--out", (fs::path(opt->out) / "x").string());
+    action = [opt] { return run_transports(*opt); };
+  });
 #endif
 }
 

@@ -1,12 +1,22 @@
-// `ralp scenario check` and `ralp profile list|show`.
+// `ralp scenario check`, `ralp profile list|show` and `ralp transport list|show`.
 #include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "ralp/core/scenario.hpp"
 #include "ralp/core/simulation_limits.hpp"
+#include "ralp/core/transport.hpp"
 
 namespace ralp::cli {
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
 
 void add_scenario_commands(CLI::App& app, Action& action) {
   auto* scenario =
@@ -81,6 +91,61 @@ void add_profile_commands(CLI::App& app, Action& action) {
       const auto path = find_profile(*name);
       const DeviceProfile p = path ? load_device_profile(*path) : load_device_profile(*name);
       std::cout << device_profile_to_json(p).dump(2) << '\n';
+      return kExitOk;
+    };
+  });
+}
+
+void add_transport_commands(CLI::App& app, Action& action) {
+  auto* transport = app.add_subcommand(
+      "transport",
+      "List and show transports: how a framework moves a strategy's bytes (a strategy's "
+      "\"transport\", docs/transports.md)");
+  transport->require_subcommand(1);
+  auto json = std::make_shared<bool>(false);
+  auto* list = transport->add_subcommand(
+      "list", "List the transports with their parameters: CPU time per message and per byte at "
+              "each end (on the host's CPU for a PS on a CPU, else on a core of its own per "
+              "connection) and the share of a link one connection between nodes reaches");
+  list->add_flag("--json", *json, "Print the transports as a JSON array");
+  list->callback([&action, json] {
+    action = [json] {
+      std::vector<Transport> transports;
+      for (const auto& name : available_transports()) transports.push_back(*find_transport(name));
+      if (*json) {
+        Json out = Json::array();
+        for (const Transport& t : transports) out.push_back(transport_to_json(t));
+        std::cout << out.dump(2) << '\n';
+        return kExitOk;
+      }
+      TextTable table({{"transport", TextTable::Align::left},
+                       {"us/message"},
+                       {"ns/byte"},
+                       {"link share"},
+                       {"fitted", TextTable::Align::left},
+                       {"what it is", TextTable::Align::left}});
+      for (const Transport& t : transports) {
+        std::string fitted;
+        for (const auto& f : t.fitted) fitted += (fitted.empty() ? "" : ",") + f;
+        table.add_row({t.name, fixed(t.message_s * 1e6, 1), fixed(t.s_per_byte * 1e9, 3),
+                       fixed(t.link_share, 3), fitted.empty() ? "-" : fitted, t.summary});
+      }
+      table.print(std::cout);
+      for (const Transport& t : transports) std::cout << t.name << ": " << t.source << '\n';
+      return kExitOk;
+    };
+  });
+  auto name = std::make_shared<std::string>();
+  auto* show = transport->add_subcommand("show", "Print one transport as JSON");
+  show->add_option("transport", *name, "Transport name (ralp transport list)")->required();
+  show->callback([&action, name] {
+    action = [name] {
+      const auto t = find_transport(*name);
+      if (!t) {
+        throw InputError("", "transport", "is \"" + *name + "\", expected one of: " +
+                                              join_names(available_transports()));
+      }
+      std::cout << transport_to_json(*t).dump(2) << '\n';
       return kExitOk;
     };
   });

@@ -155,6 +155,15 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
               << fixed(c.receive_s_per_byte * kNsPerSecond, 3)
               << " ns per byte received (cluster.message_cpu)\n";
   }
+  for (const StrategySpec& st : scenario.strategies) {
+    const Transport& t = st.transport;
+    if (t.name == "ideal") continue;
+    std::cout << st.label << " over transport " << t.name << ": " << fixed(t.message_s * 1e6, 1)
+              << " us per message and " << fixed(t.s_per_byte * 1e9, 3)
+              << " ns per byte at each end, link share " << fixed(t.link_share, 3)
+              << (scenario.message_cpu.charged() ? " (in place of cluster.message_cpu)" : "")
+              << '\n';
+  }
   TextTable table({{"strategy", TextTable::Align::left},
                    {"cut", TextTable::Align::left},
                    {"step time"},

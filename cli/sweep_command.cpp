@@ -169,7 +169,8 @@ void add_sweep_command(CLI::App& app, Action& action) {
       "sweep",
       "Run a scenario over axes of workers, bandwidth, batch and more.\n"
       "Run a scenario over axes of workers, bandwidth, batch, device, parameter servers, "
-      "latency and devices per node (the cartesian product, in that order), points in parallel "
+      "latency, devices per node and transport (the cartesian product, in that order), points "
+      "in parallel "
       "worker processes, and "
       "write DIR/sweep.csv (in point order, as points finish) and DIR/sweep.json "
       "(docs/sweep.md); under mpirun the points are divided among the ranks");
@@ -185,6 +186,8 @@ void add_sweep_command(CLI::App& app, Action& action) {
       {"parameter_servers", "Parameter server counts, as --workers"},
       {"latency", "Link latencies: 5us,50us"},
       {"devices_per_node", "Devices per node (workers grouped in order), as --workers"},
+      {"transport", "Transports every strategy moves its bytes with: ideal,tf-grpc (ralp "
+                    "transport list)"},
       {"strategies", "The strategies every point runs: ps,ralp,allreduce,hybrid (a label of the "
                      "scenario, else a kind with default options)"}};
   for (const std::string& axis : sweep::axis_names()) {

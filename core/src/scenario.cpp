@@ -316,6 +316,14 @@ void check_strategy_keys(const Json& value, const ObjectReader& r, std::string_v
   }
 }
 
+// A strategy's transport by name: one line naming the key and the accepted names otherwise.
+Transport read_transport(const ObjectReader& r, const std::string& name) {
+  if (auto transport = find_transport(name)) return *transport;
+  const std::vector<std::string> names = available_transports();
+  r.fail("transport", "is \"" + name + "\", expected one of: " + join(names) +
+                          " (ralp transport list explains them)" + did_you_mean(name, names));
+}
+
 StrategySpec read_strategy(const Json& value, const std::string& path, const std::string& file,
                            const LayerGraph& model, int64_t devices_per_node) {
   StrategySpec s;
@@ -388,6 +396,7 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
       s.algorithm = *a == "ring" ? AllreduceAlgorithm::ring : AllreduceAlgorithm::hierarchical;
     }
   }
+  if (auto transport = r->optional_string("transport")) s.transport = read_transport(*r, *transport);
   s.label = r->optional_string("label").value_or(default_strategy_label(name, s.cut));
   r->finish();
   return s;
@@ -771,6 +780,7 @@ Json scenario_to_json(const Scenario& s) {
       j["ring_model"] = std::string(to_string(st.ring_model));
     }
     strategy_nodes_to_json(st, s.nodes.devices_per_node, j);
+    if (st.transport.name != "ideal") j["transport"] = st.transport.name;
     strategies.push_back(std::move(j));
   }
   const auto link = [](const LinkSpec& l) {

@@ -182,6 +182,18 @@ void set_link_value(Applied& a, const std::string& key, const ScenarioOverride& 
   set_in(a, platform, key, number_or_text(o.value), o.name);
 }
 
+// Every strategy's transport (a strategy given by name becomes an object).
+void set_transports(Applied& a, const std::string& transport) {
+  if (!a.value.contains("strategies") || !a.value["strategies"].is_array()) return;
+  Json& entries = a.value["strategies"];
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].is_string()) entries[i] = Json{{"name", entries[i]}};
+    if (!entries[i].is_object()) continue;  // the parser reports it
+    entries[i]["transport"] = transport;
+    a.option_at[json_path(json_path("/strategies", i), "transport")] = "--transport";
+  }
+}
+
 Applied apply(const Json& scenario, const std::string& file,
               const std::vector<ScenarioOverride>& overrides) {
   std::map<std::string, const ScenarioOverride*> by_name;
@@ -221,6 +233,8 @@ Applied apply(const Json& scenario, const std::string& file,
       keep_strategy(a, file, o.value);
     } else if (name == "cut") {
       set_cuts(a, file, o.value);
+    } else if (name == "transport") {
+      set_transports(a, o.value);
     }
   }
   return a;
@@ -259,6 +273,9 @@ const std::vector<OverrideOption>& scenario_override_options() {
       {"strategy", "S",
        "Only this strategy: a label of the scenario, else a kind (ps, ralp, allreduce, hybrid) "
        "with default options"},
+      {"transport", "T",
+       "How every strategy's framework moves its bytes: ideal (wire speed) or a transport of "
+       "ralp transport list (replaces /strategies/*/transport)"},
       {"cut", "LAYER", "First head layer of every ralp and hybrid strategy, or auto, or A+B (the head: layers A and B with their descendants)"},
   };
   return kOptions;

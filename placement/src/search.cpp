@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/heads.hpp"
@@ -54,8 +55,12 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
                      "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                          scenario.model.name() + " has no valid cut");
   }
-  out.ranking = rank_cuts(scenario, spec, static_cast<size_t>(options.top_k));
-  const size_t k = std::min(out.ranking.size(), static_cast<size_t>(options.top_k));
+  // The analytic model prices no transport (core/transport.hpp): under one, every cut is
+  // simulated and the ranking is the simulation's.
+  const size_t wanted = spec.transport.is_ideal() ? static_cast<size_t>(options.top_k)
+                                                  : std::numeric_limits<size_t>::max();
+  out.ranking = rank_cuts(scenario, spec, wanted);
+  const size_t k = std::min(out.ranking.size(), wanted);
   std::vector<std::optional<Head>> heads;
   for (size_t i = 0; i < k; ++i) heads.emplace_back(out.ranking[i].candidate.head);
   const std::vector<double> times = evaluator.step_times(scenario, spec, heads);
@@ -233,7 +238,7 @@ Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceO
   }
   if (cut.empty()) return out;
   // The rule compares against both uncut strategies, with their default settings where the
-  // scenario does not list them.
+  // scenario does not list them, over the first cut strategy's transport.
   for (const StrategyKind kind : {StrategyKind::ps, StrategyKind::allreduce}) {
     if ((kind == StrategyKind::ps && has_ps) || (kind == StrategyKind::allreduce && has_allreduce)) {
       continue;
@@ -241,6 +246,8 @@ Placement place(const Scenario& scenario, StepEvaluator& evaluator, const PlaceO
     StrategySpec spec;
     spec.kind = kind;
     spec.label = std::string(to_string(kind));
+    spec.local_aggregation = kind == StrategyKind::ps && scenario.nodes.devices_per_node > 1;
+    spec.transport = cut.front()->spec.transport;
     out.baselines.push_back(place_strategy(scenario, spec, evaluator, options));
   }
   for (StrategyPlacement& p : out.baselines) compare_shards(scenario, p);

@@ -63,6 +63,13 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "charges messages CPU time, which only the event simulation models; "
                      "expected no message_cpu with --fidelity analytic");
   }
+  for (size_t i = 0; i < scenario.strategies.size(); ++i) {
+    const Transport& t = scenario.strategies[i].transport;
+    if (t.is_ideal()) continue;
+    throw InputError(scenario.file, json_path("/strategies", i) + "/transport",
+                     "is \"" + t.name + "\", whose CPU time and link share only the event "
+                     "simulation models; expected \"ideal\" with --fidelity analytic");
+  }
   for (size_t i = 0; i < scenario.strategies.size() && scenario.nodes.devices_per_node > 1; ++i) {
     const StrategyKind kind = scenario.strategies[i].kind;
     if (kind != StrategyKind::ralp && kind != StrategyKind::hybrid) continue;

@@ -1,6 +1,7 @@
 // Readers of the published measurements (Fast C++ CSV Parser for the tables, nlohmann/json for
 // the GPU catalogue).
 #include "ralp/published/data.hpp"
+#include "ralp/published/cluster_points.hpp"
 
 #define CSV_IO_NO_THREAD
 #pragma GCC diagnostic push
@@ -240,6 +241,31 @@ std::vector<ThroughputRow> read_horovod(const std::filesystem::path& file) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<ClusterPoint> read_cluster_points(const std::filesystem::path& file) {
+  Table<11> t(file, "scenario", "source", "system", "model", "gpus", "batch_per_gpu", "setup",
+              "transport", "role", "published_images_per_s", "baseline_images_per_s");
+  std::vector<ClusterPoint> points;
+  ClusterPoint p;
+  std::string gpus, batch, images, baseline;
+  while (t.next(p.scenario, p.source, p.system, p.model, gpus, batch, p.setup, p.transport, p.role,
+                images, baseline)) {
+    p.gpus = t.integer(gpus, "gpus");
+    p.batch = t.integer(batch, "batch_per_gpu");
+    p.images_per_s = t.number(images, "published_images_per_s");
+    p.baseline_images_per_s = t.number(baseline, "baseline_images_per_s");
+    if (p.role != "fit" && p.role != "check" && p.role != "out of scope") {
+      throw InputError(file.string(), t.where(),
+                       "column role is \"" + p.role + "\", expected fit, check or out of scope");
+    }
+    if (p.gpus < 2 || p.batch < 1 || p.images_per_s <= 0 || p.baseline_images_per_s <= 0) {
+      throw InputError(file.string(), t.where(),
+                       "expected at least 2 GPUs, a batch of at least 1 and positive throughputs");
+    }
+    points.push_back(p);
+  }
+  return points;
 }
 
 Catalogue read_catalogue(const std::filesystem::path& file) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -138,6 +139,35 @@ GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuS
   } catch (const nlopt::roundoff_limited&) {
   }
   return from_unit(x);
+}
+
+namespace {
+struct LocalProblem {
+  const std::function<double(const std::vector<double>&)>* f;
+  size_t n;
+};
+double local_objective(unsigned, const double* at, double*, void* data) {
+  const auto& p = *static_cast<const LocalProblem*>(data);
+  return (*p.f)(std::vector<double>(at, at + p.n));
+}
+}  // namespace
+
+std::vector<double> minimize_locally(const std::function<double(const std::vector<double>&)>& f,
+                                     std::vector<double> x, const std::vector<double>& lower,
+                                     const std::vector<double>& upper, int evaluations) {
+  LocalProblem problem{&f, x.size()};
+  nlopt::opt local(nlopt::LN_SBPLX, static_cast<unsigned>(x.size()));
+  local.set_lower_bounds(lower);
+  local.set_upper_bounds(upper);
+  local.set_min_objective(local_objective, &problem);
+  local.set_maxeval(evaluations);
+  local.set_xtol_rel(1e-3);
+  double value = 0.0;
+  try {
+    local.optimize(x, value);
+  } catch (const nlopt::roundoff_limited&) {  // keeps the best point found
+  }
+  return x;
 }
 
 GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,

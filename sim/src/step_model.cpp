@@ -165,9 +165,15 @@ struct Model {
   // others (Scenario::shared_devices) or when its messages cost CPU time on it (a CPU device and
   // Scenario::message_cpu), else -1 (its device stream is played by arithmetic).
   std::vector<int32_t> device_host;
-  // Per host: whether its messages cost CPU time on its device's CPU.
+  // Per host: whether its messages cost CPU time on its device's CPU (charged), and whether they
+  // cost CPU time at all (priced: a charged host, or any host under a transport, on a core of its
+  // own where its device is not a CPU).
   std::vector<bool> charged;
+  std::vector<bool> priced;
   MessageCpuSpec message_cpu;
+  // The transport's share of a route between two nodes that one connection reaches (1: all).
+  double link_share = 1.0;
+  NodeLayout layout;
   Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
@@ -389,7 +395,7 @@ std::string label_of(const Model& m, int32_t host, const Op& op) {
 // cost nothing.
 double message_cpu_seconds(const Model& m, int32_t host, double s_per_message, double s_per_byte,
                            int64_t payloads, int64_t bytes) {
-  if (!m.charged[static_cast<size_t>(host)]) return 0.0;
+  if (!m.priced[static_cast<size_t>(host)]) return 0.0;
   return s_per_message * static_cast<double>(payloads) + s_per_byte * static_cast<double>(bytes);
 }
 double send_cpu_seconds(const Model& m, int32_t host, int64_t payloads, int64_t bytes) {
@@ -405,6 +411,22 @@ void limit_rate(const sg4::CommPtr& comm, int64_t flow, double seconds) {
   if (flow > 0 && seconds > 0.0) comm->set_rate(static_cast<double>(flow) / seconds);
 }
 
+// The least time one end lets a connection take: a charged end moves the bytes no faster than
+// its per-byte time (its per-message time is an execution the message waits for); an end on a
+// core of its own, no faster than all its CPU time.
+double end_floor(const Model& m, int32_t host, double all_s, double bytes_s) {
+  return m.charged[static_cast<size_t>(host)] ? bytes_s : all_s;
+}
+
+// The least time `flow` bytes take from `src` to `dst` under the transport's link share: between
+// two nodes, one connection reaches that share of the idle route's bandwidth.
+double share_floor(const Model& m, int32_t src, int32_t dst, int64_t flow) {
+  if (m.link_share >= 1.0 || flow <= 0 || m.layout.same_node(src, dst)) return 0.0;
+  const double wire =
+      m.world.idle_transfer_seconds(src, dst, flow) - m.world.idle_transfer_seconds(src, dst, 0);
+  return wire / m.link_share;
+}
+
 // Starts `seconds` (alone) of execution on `cpu`, spread over at least `spread` seconds.
 sg4::ExecPtr start_on(sg4::Host* cpu, double seconds, double spread = 0.0) {
   const double flops = seconds * cpu->get_speed();
@@ -418,7 +440,7 @@ sg4::ExecPtr start_on(sg4::Host* cpu, double seconds, double spread = 0.0) {
 // Starts `seconds` of CPU time on `host`'s device CPU, spread over at least `spread` seconds:
 // moving bytes costs the CPU as they flow. Returns nullptr for no time.
 sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, double spread) {
-  if (seconds <= 0.0) return nullptr;
+  if (seconds <= 0.0 || !m.charged[static_cast<size_t>(host)]) return nullptr;
   return start_on(m.world.host(m.device_host[static_cast<size_t>(host)]), seconds, spread);
 }
 
@@ -433,7 +455,8 @@ void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_
   const int64_t payloads = bytes > schedule::kHeaderBytes ? 1 : 0;
   const double send_s = send_cpu_seconds(m, src, payloads, bytes);
   const double receive_s = receive_cpu_seconds(m, dst, payloads, bytes);
-  if (send_s <= 0.0 && receive_s <= 0.0) {
+  const double share_s = share_floor(m, src, dst, flow);
+  if (send_s <= 0.0 && receive_s <= 0.0 && share_s <= 0.0) {
     box->put(payload, static_cast<uint64_t>(flow));
     m.world.end_flow(src, dst, sg4::Engine::get_clock());
     return;
@@ -443,12 +466,43 @@ void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_
   const sg4::ExecPtr receiver = start_message_cpu(m, dst, receive_s, spread);
   sg4::CommPtr comm = box->put_init(payload, static_cast<uint64_t>(flow));
   limit_rate(comm, flow,
-             std::max(send_cpu_seconds(m, src, 0, bytes), receive_cpu_seconds(m, dst, 0, bytes)));
+             std::max({end_floor(m, src, send_s, send_cpu_seconds(m, src, 0, bytes)),
+                       end_floor(m, dst, receive_s, receive_cpu_seconds(m, dst, 0, bytes)),
+                       share_s}));
   comm->start();
   comm->wait();
   m.world.end_flow(src, dst, sg4::Engine::get_clock());
   if (sender) sender->wait();
   if (receiver) receiver->wait();
+}
+
+// What messages cost beyond the wire: the strategy's transport where it names one, else the
+// scenario's message_cpu (the real cluster's Open MPI, fitted by ralp link-probe). Hosts that
+// compute on a CPU pay it there, as actors that share that CPU with their computation; others pay
+// it on a core of their own (transport only).
+void price_messages(Model& m, const Scenario& scenario, const schedule::Schedule& schedule) {
+  const Transport& transport = schedule.plan.strategy.transport;
+  const bool named = !transport.is_ideal();
+  m.message_cpu = scenario.message_cpu;
+  if (named) {
+    m.message_cpu = {transport.s_per_byte, transport.s_per_byte, transport.message_s,
+                     transport.message_s, scenario.message_cpu.waiting_share};
+  }
+  m.link_share = transport.link_share;
+  m.layout = node_layout(scenario);
+  const auto hosts = m.device_host.size();
+  m.charged.assign(hosts, false);
+  m.priced.assign(hosts, false);
+  for (size_t h = 0; h < hosts; ++h) {
+    const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers
+                                      ? scenario.ps_device
+                                      : scenario.worker_device;
+    if (!m.message_cpu.charged()) continue;
+    m.priced[h] = device.kind == DeviceKind::cpu || named;
+    if (device.kind != DeviceKind::cpu) continue;
+    m.charged[h] = true;
+    if (m.device_host[h] < 0) m.device_host[h] = static_cast<int32_t>(h);
+  }
 }
 
 // A member's work between ring phases (reductions, encoding): on its device's CPU where the
@@ -593,7 +647,7 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     const sg4::ExecPtr cpu =
         start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, flow));
     sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(flow));
-    limit_rate(send, flow, bytes_s);
+    limit_rate(send, flow, std::max(end_floor(m, host, cpu_s, bytes_s), share_floor(m, host, next, flow)));
     send->start();
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();
@@ -617,7 +671,8 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
           start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, flow));
       sg4::CommPtr send =
           out->put_init(const_cast<Message*>(&sends[phase]), static_cast<uint64_t>(flow));
-      limit_rate(send, flow, bytes_s);
+      limit_rate(send, flow,
+                 std::max(end_floor(m, host, cpu_s, bytes_s), share_floor(m, host, next, flow)));
       send->start();
       sg4::CommPtr receive = in->get_async(&payload);
       send->wait();
@@ -714,17 +769,7 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
                                });
     }
   }
-  // Hosts whose messages cost CPU time compute on their CPU as actors, so that both share it.
-  m.message_cpu = scenario.message_cpu;
-  m.charged.assign(hosts, false);
-  for (size_t h = 0; h < hosts; ++h) {
-    const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers
-                                      ? scenario.ps_device
-                                      : scenario.worker_device;
-    if (!scenario.message_cpu.charged() || device.kind != DeviceKind::cpu) continue;
-    m.charged[h] = true;
-    if (m.device_host[h] < 0) m.device_host[h] = static_cast<int32_t>(h);
-  }
+  price_messages(m, scenario, schedule);
   // Connections that carry only headers.
   std::map<std::pair<int32_t, int32_t>, bool> header_only;
   for (const RoleSchedule& rs : schedule.roles) {

@@ -83,7 +83,8 @@ TEST(SweepFile, ErrorsNameTheFileThePathAndTheExpectation) {
     EXPECT_EQ(error_of([&] { read_sweep_file(f.path); }),
               f.path.string() +
                   ": /axes/wrokers is not a known key, expected one of: bandwidth, batch, "
-                  "device, devices_per_node, latency, parameter_servers, strategies, workers "
+                  "device, devices_per_node, latency, parameter_servers, strategies, transport, "
+                  "workers "
                   "(did you mean \"workers\"?)");
   }
   {

@@ -13,6 +13,7 @@
 #include "ralp/core/device_profile.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/core/layer_graph.hpp"
+#include "ralp/core/transport.hpp"
 
 namespace ralp {
 
@@ -50,6 +51,8 @@ struct StrategySpec {
   // gathers their boundary activations) over its interconnect and sends once; false: every device
   // talks to the parameter servers itself. Defaults to devices_per_node > 1.
   bool local_aggregation = false;
+  // How the framework moves the strategy's messages (core/transport.hpp); ideal: wire speed.
+  Transport transport = ideal_transport();
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,12 @@ Seconds single_gpu_step(const std::string& model, int64_t batch, const DevicePro
 std::string residuals_csv(const FitOutcome& outcome);
 
 double median(std::vector<double> values);
+
+// The point within [lower, upper] from `x` that minimises `f`, by NLopt's Subplex in at most
+// `evaluations` calls (deterministic for a deterministic f).
+std::vector<double> minimize_locally(const std::function<double(const std::vector<double>&)>& f,
+                                     std::vector<double> x, const std::vector<double>& lower,
+                                     const std::vector<double>& upper, int evaluations);
 
 // The zoo model a tf_cnn_benchmarks or Horovod row ran: its 2017 ResNets are v1 ("resnet50_tf"),
 // its AlexNet is alexnet_tf; other names are the zoo's own.
