@@ -77,10 +77,19 @@ constexpr const char* kAllreduceGainsMore =
     "all-reduce without compression, its lead shrinks under every compression";
 constexpr const char* kLossesAgree = "so from the same seed and data the losses agree step by step";
 
+constexpr const char* kWireDecides =
+    "On the 1 Gbps link the transport moves RALP's speedup over ps by less than 5%: the wire "
+    "decides";
+constexpr const char* kGrpcSlowsPsMore =
+    "At 25 Gbps gRPC's CPU time on the host slows ps more than RALP, and the speedup over "
+    "TensorFlow's gRPC is the larger at every worker count";
+constexpr const char* kNoThirteenOnTheHost =
+    "With the PS's variables on the host's CPU neither transport reaches 13x on this grid";
 constexpr const char* kChecked[] = {
     kGrowsWithWorkers, kThirteenX,    kSmallModels,      kOneWorker,          kBothInRange,
     kVggScales,        kResNetScales, kBoundaryOnly,     kTimeNotTraffic,     kWhoSplits,
-    kMarginShrinks,    kCutMoves,     kCompressionHelps, kAllreduceGainsMore, kLossesAgree};
+    kMarginShrinks,    kCutMoves,     kCompressionHelps, kAllreduceGainsMore, kLossesAgree,
+    kWireDecides,      kGrpcSlowsPsMore, kNoThirteenOnTheHost};
 constexpr const char* kExplanations[] = {
     "The gain is the PS link's: ps moves every parameter through one parameter server's NIC twice "
     "per step, W times",
@@ -197,8 +206,9 @@ TEST(PaperClaims, EveryConditionsSentenceIsCheckedOrAnExplanation) {
       start = stop + 2;
     }
   }
-  // Six claims, 16 sentences in their Conditions paragraphs (5, 4, 2, 2, 2, 1).
-  EXPECT_EQ(sentences, 16u);
+  // Six claims and claim 1's transport question, 19 sentences in their Conditions paragraphs
+  // (5, 3, 4, 2, 2, 2, 1).
+  EXPECT_EQ(sentences, 19u);
 }
 
 TEST(PaperClaims, SetupIsTheInputs) {
@@ -328,6 +338,47 @@ TEST(PaperClaims, BothThePapersAndThePagesFiguresAreInRange) {
   }
   EXPECT_LE(low, 2.3);
   EXPECT_GE(high, 13.0);
+}
+
+// RALP over ps for VGG-16 with a host-CPU PS, over the ideal wire and over TensorFlow's gRPC.
+const Data& transports() {
+  static const Data d({{"vgg16", "transport-vgg16/sweep.json"}}, "model");
+  return d;
+}
+double over_transport(const std::string& transport, const std::string& bw, const std::string& w) {
+  return transports().at({{"transport", transport}, {"bandwidth", bw}, {"workers", w},
+                          {"kind", "ralp"}},
+                         "speedup_vs_ps");
+}
+
+TEST(PaperClaims, OnTheSlowLinkTheWireDecides) {
+  expect_page_says(kWireDecides);
+  ASSERT_FALSE(workers_of(transports()).empty());
+  for (const std::string& w : workers_of(transports())) {
+    const double ratio = over_transport("tf-grpc", "1Gbps", w) / over_transport("ideal", "1Gbps", w);
+    EXPECT_LT(std::abs(ratio - 1.0), 0.05) << w << " workers";
+  }
+}
+
+TEST(PaperClaims, AtTwentyFiveGbpsGrpcSlowsPsMoreThanRalp) {
+  expect_page_says(kGrpcSlowsPsMore);
+  for (const std::string& w : workers_of(transports())) {
+    EXPECT_GT(over_transport("tf-grpc", "25Gbps", w), over_transport("ideal", "25Gbps", w))
+        << w << " workers";
+    const auto ps_step = [&](const std::string& t) {
+      return transports().at({{"transport", t}, {"bandwidth", "25Gbps"}, {"workers", w},
+                              {"kind", "ps"}},
+                             "step_time_mean_s");
+    };
+    EXPECT_GT(ps_step("tf-grpc"), ps_step("ideal")) << w << " workers";
+  }
+}
+
+TEST(PaperClaims, NeitherTransportReachesThirteenXWithTheHostPs) {
+  expect_page_says(kNoThirteenOnTheHost);
+  const std::vector<size_t> points = transports().where({{"kind", "ralp"}});
+  ASSERT_EQ(points.size(), 18u);  // 3 worker counts x 3 links x 2 transports
+  for (const size_t r : points) EXPECT_LT(transports().number(r, "speedup_vs_ps"), 13.0);
 }
 
 const Data& scaling() {
