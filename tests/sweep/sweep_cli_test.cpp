@@ -121,6 +121,32 @@ TEST(SweepCli, AnInvalidPointIsRefusedBeforeAnyRuns) {
             "integer)\n");
 }
 
+TEST(SweepCli, TransportAxisEqualsSimulateWithThatTransport) {
+  TempDir dir("sweep-cli");
+  const auto r = run_command(sweep("--workers 4 --bandwidth 100Gbps --transport ideal,tf-grpc "
+                                   "--strategies ps --out " + (dir / "out")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json document = Json::parse(read_file(dir / "out/sweep.json"));
+  ASSERT_EQ(document["points"].size(), 2u);
+  EXPECT_EQ(document["points"][1]["values"]["transport"], "tf-grpc");
+  const auto simulate = run_command(ralp_binary() + " simulate " + kSmall +
+                                    " --workers 4 --bandwidth 100Gbps --strategy ps "
+                                    "--transport tf-grpc --json -");
+  ASSERT_EQ(simulate.status, 0) << simulate.err;
+  EXPECT_EQ(document["points"][1]["results"], Json::parse(simulate.out)["results"]);
+  // gRPC's CPU time bounds each connection (0.6 ns per byte at each end: about 1.6 GB/s), below
+  // what 100 Gbps NICs give 4 workers: the step is longer than at wire speed.
+  EXPECT_GT(document["points"][1]["results"][0]["step_time_mean_s"].get<double>(),
+            document["points"][0]["results"][0]["step_time_mean_s"].get<double>());
+  // The analytic fidelity prices no transport: refused in one line.
+  const auto analytic = run_command(sweep("--workers 4 --transport tf-grpc --fidelity analytic "
+                                          "--out " + (dir / "analytic")));
+  EXPECT_EQ(analytic.status, 2);
+  EXPECT_EQ(lines(analytic.err), 1u) << analytic.err;
+  EXPECT_NE(analytic.err.find("expected \"ideal\" with --fidelity analytic"), std::string::npos)
+      << analytic.err;
+}
+
 TEST(SweepCli, SweepFileGivesTheSameAsTheCommandLine) {
   TempDir dir("sweep-cli");
   {
