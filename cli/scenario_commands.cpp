@@ -99,8 +99,7 @@ void add_profile_commands(CLI::App& app, Action& action) {
 void add_transport_commands(CLI::App& app, Action& action) {
   auto* transport = app.add_subcommand(
       "transport",
-      "List and show transports: how a framework moves a strategy's bytes (a strategy's "
-      "\"transport\", docs/transports.md)");
+      "List and show transports: how a framework moves a strategy's bytes");
   transport->require_subcommand(1);
   auto json = std::make_shared<bool>(false);
   auto* list = transport->add_subcommand(

@@ -55,7 +55,8 @@ TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
   EXPECT_EQ(top.status, 2);
   EXPECT_EQ(top.err,
             "error: \"simulat\" is not a subcommand of ralp, expected one of: model, scenario, "
-            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep, report, "
+            "profile, transport, simulate, calibrate, cluster, link-probe, validate, place, sweep, "
+            "report, "
             "published "
             "(did you mean \"simulate\"?)\n");
   EXPECT_EQ(top.out, "");
@@ -69,7 +70,8 @@ TEST(Cli, AMistypedSubcommandSaysWhichWasMeant) {
   EXPECT_EQ(far.status, 2);
   EXPECT_EQ(far.err,
             "error: \"frobnicate\" is not a subcommand of ralp, expected one of: model, scenario, "
-            "profile, simulate, calibrate, cluster, link-probe, validate, place, sweep, report, "
+            "profile, transport, simulate, calibrate, cluster, link-probe, validate, place, sweep, "
+            "report, "
             "published\n");
 }
 

@@ -124,7 +124,7 @@ TEST(ScenarioOverrides, ErrorsNameTheOption) {
   EXPECT_EQ(error_of({{"worker", "2"}}),
             "--worker is not an override, expected one of: workers, parameter-servers, "
             "devices-per-node, batch, "
-            "bandwidth, latency, network-model, strategy, cut (did you mean \"workers\"?)");
+            "bandwidth, latency, network-model, strategy, transport, cut (did you mean \"workers\"?)");
   EXPECT_EQ(error_of({{"workers", "2"}, {"workers", "3"}}), "--workers is given twice, expected it once");
 }
 
@@ -149,7 +149,7 @@ TEST(ScenarioOverrides, AKeptStrategyKeepsItsPathInTheFile) {
           "strategies": ["ps", {"name": "ralp", "cut": "fc3", "head_mod": "per_worker"}]})";
   EXPECT_EQ(error_of({{"strategy", "ralp@fc3"}}, text),
             "s.json: /strategies/1/head_mod is not a known key, expected one of: cut, head, head_mode, "
-            "label, local_aggregation, name, sharding (did you mean \"head_mode\"?)");
+            "label, local_aggregation, name, sharding, transport (did you mean \"head_mode\"?)");
 }
 
 TEST(ScenarioOverrides, BandwidthAndLatencyNeedAGeneratedPlatform) {
@@ -182,7 +182,7 @@ TEST(ScenarioOverrides, EveryOptionHasHelp) {
     EXPECT_FALSE(o.value_name.empty());
     EXPECT_FALSE(o.help.empty());
   }
-  EXPECT_EQ(scenario_override_options().size(), 9u);
+  EXPECT_EQ(scenario_override_options().size(), 10u);
 }
 
 }  // namespace
