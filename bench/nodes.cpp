@@ -1,7 +1,7 @@
 // Benchmark: VGG-16 at batch 64 on 128 nodes of 8 V100 on NVLink over a 100 Gbps star (1,024
 // GPUs), the analytic fidelity in process (targets: under 10 ms per scenario) and the event
 // simulation per simulated step for ps (local aggregation, 8 separate parameter servers) and
-// NCCL's ring (target: under 1 s). Prints a table and writes it, with a context block, to --out.
+// NCCL's ring (target: under 1 s). Prints a table with a context block, and writes it to --out.
 //
 //   build/bench/nodes [--nodes N] [--steps K] [--repetitions R] [--out FILE]
 #include <sys/utsname.h>
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
   int nodes = 128;
   int steps = 2;
   int repetitions = 20;
-  std::string out_file = "bench-nodes.txt";
+  std::string out_file;  // none: stdout only (bench/record keeps it)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
@@ -99,6 +99,6 @@ int main(int argc, char** argv) {
   }
   table << "targets: analytic under 10 ms per strategy; event under 1 s per simulated step\n";
   std::fputs(table.str().c_str(), stdout);
-  std::ofstream(out_file) << table.str();
+  if (!out_file.empty()) std::ofstream(out_file) << table.str();
   return 0;
 }
