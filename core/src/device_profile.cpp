@@ -405,19 +405,7 @@ std::optional<std::string> foreign_host_warning(std::span<const DeviceProfile* c
 }
 
 std::vector<std::filesystem::path> profile_search_path() {
-  std::vector<std::filesystem::path> out;
-  if (const char* env = std::getenv("RALP_PROFILE_PATH"); env != nullptr && *env != '\0') {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      const auto part = rest.substr(0, colon);
-      if (!part.empty()) out.emplace_back(std::string(part));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  out.emplace_back(RALP_PROFILE_DIR);
-  return out;
+  return search_path("RALP_PROFILE_PATH", RALP_PROFILE_DIR);
 }
 
 std::optional<std::filesystem::path> find_profile(std::string_view name) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -263,6 +264,22 @@ Json parse_json_text(std::string_view text, const std::string& label) {
     throw InputError(label, *finder.duplicate(), "appears twice, expected each key once");
   }
   return value;
+}
+
+std::vector<std::filesystem::path> search_path(const char* variable,
+                                               const std::filesystem::path& fallback) {
+  std::vector<std::filesystem::path> out;
+  if (const char* env = std::getenv(variable); env != nullptr && *env != '\0') {
+    std::string_view rest(env);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      if (const auto part = rest.substr(0, colon); !part.empty()) out.emplace_back(std::string(part));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  out.push_back(fallback);
+  return out;
 }
 
 Json read_json_file(const std::filesystem::path& file) {

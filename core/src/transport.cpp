@@ -1,6 +1,5 @@
 #include "ralp/core/transport.hpp"
 
-#include <cstdlib>
 #include <set>
 #include <string_view>
 
@@ -16,18 +15,7 @@ constexpr double kMaxNsPerByte = 1e3;
 constexpr double kMinLinkShare = 1e-3;
 
 std::vector<std::filesystem::path> transport_search_path() {
-  std::vector<std::filesystem::path> out;
-  if (const char* env = std::getenv("RALP_TRANSPORT_PATH"); env != nullptr && *env != '\0') {
-    std::string_view rest(env);
-    while (!rest.empty()) {
-      const auto colon = rest.find(':');
-      if (const auto part = rest.substr(0, colon); !part.empty()) out.emplace_back(std::string(part));
-      if (colon == std::string_view::npos) break;
-      rest.remove_prefix(colon + 1);
-    }
-  }
-  out.emplace_back(RALP_TRANSPORT_DIR);
-  return out;
+  return search_path("RALP_TRANSPORT_PATH", RALP_TRANSPORT_DIR);
 }
 
 }  // namespace

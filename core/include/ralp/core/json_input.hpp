@@ -43,6 +43,11 @@ class InputError : public std::runtime_error {
 // Reads and parses a JSON file. Throws InputError when the file cannot be read, on a syntax error
 // (with line and column) and on a key that appears twice in one object.
 Json read_json_file(const std::filesystem::path& file);
+
+// Where named JSON files (profiles, transports) are looked up, in order: the colon-separated
+// folders of environment variable `variable`, then `fallback`.
+std::vector<std::filesystem::path> search_path(const char* variable,
+                                               const std::filesystem::path& fallback);
 // The same for text already in memory; `label` names it in errors.
 Json parse_json_text(std::string_view text, const std::string& label);
 
