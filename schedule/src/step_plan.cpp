@@ -66,8 +66,14 @@ NetworkFactors network_factors(const Scenario& scenario) {
 double StepPlan::ring_seconds(int64_t bytes) const {
   if (workers < 2 || ring_bandwidth.value() <= 0.0) return 0.0;
   const double chunk = std::ceil(static_cast<double>(compressed(bytes)) / static_cast<double>(workers));
-  return 2.0 * static_cast<double>(workers - 1) *
-         (ring_hop_latency.value() + chunk / ring_bandwidth.value());
+  // Under the strategy's transport (core/transport.hpp) a hop between nodes reaches its link
+  // share, and no hop is faster than a member's CPU sends its chunk and receives the previous
+  // member's (a message each way).
+  const Transport& t = strategy.transport;
+  const double share = devices_per_node < workers ? t.link_share : 1.0;
+  const double wire = ring_hop_latency.value() + chunk / (ring_bandwidth.value() * share);
+  const double cpu = 2.0 * (t.message_s + t.s_per_byte * chunk);
+  return 2.0 * static_cast<double>(workers - 1) * std::max(wire, cpu);
 }
 
 double StepPlan::head_pass_seconds(int64_t w) const {

@@ -181,8 +181,8 @@ TEST(PublishedReport, IsCompleteAndWhatIsCommitted) {
   EXPECT_EQ(seen.size(), 89u);
 }
 
-// The fitted transports on the rows they were fitted on (table 1b): each within 25% (the fit's
-// residuals, reports/published/multi-gpu.md; the 10% is not reached, see the report).
+// The fitted transports on the rows they were fitted on (table 1b): mpi-cpu's and nccl's within
+// 10%, tf-grpc's within 20% (its VGG-16 row is at -19.9%: reports/published/multi-gpu.md).
 TEST(PublishedTransports, ReproduceTheirFittingRowsWithinTheFitsBound) {
   std::istringstream lines(testing::read_file(kReport / "multi-gpu-points.csv"));
   std::string line;
@@ -196,7 +196,8 @@ TEST(PublishedTransports, ReproduceTheirFittingRowsWithinTheFitsBound) {
     }
     if (cells.at(7) != "fit") continue;
     ++fitting;
-    EXPECT_LT(std::abs(std::stod(cells.at(10))), 0.25) << cells.at(0);
+    EXPECT_LT(std::abs(std::stod(cells.at(10))), cells.at(6) == "tf-grpc" ? 0.20 : 0.10)
+        << cells.at(0);
   }
   EXPECT_EQ(fitting, 9);
 }

@@ -58,6 +58,26 @@ TEST(Schedule, PsPullsThenPushesOneMessagePerWorker) {
   EXPECT_EQ(s.parts_per_step, 1);
 }
 
+TEST(Schedule, RingEstimateTakesTheTransportsSlowerHop) {
+  // 4 workers all-reduce 4,000 bytes: 2 x 3 hops of a 1,000-byte chunk. The fusion cycles plan
+  // with this estimate, so that a transport's costs fuse more, as Horovod's cycles do.
+  const Scenario sc = scenario(R"(["allreduce"])", 4, 0);
+  StepPlan plan = make_step_plan(sc, sc.strategies[0], std::nullopt);
+  const double latency = plan.ring_hop_latency.value();
+  const double bandwidth = plan.ring_bandwidth.value();
+  EXPECT_DOUBLE_EQ(plan.ring_seconds(4000), 6 * (latency + 1000 / bandwidth));
+  // A member's CPU sends a message and receives one per hop: 2 x (1 ms + 1,000 x 1 us).
+  plan.strategy.transport.message_s = 1e-3;
+  plan.strategy.transport.s_per_byte = 1e-6;
+  EXPECT_DOUBLE_EQ(plan.ring_seconds(4000), 6 * 2 * (1e-3 + 1000 * 1e-6));
+  // Half the link between nodes; inside one node of 4 devices the share does not apply.
+  plan.strategy.transport = ideal_transport();
+  plan.strategy.transport.link_share = 0.5;
+  EXPECT_DOUBLE_EQ(plan.ring_seconds(4000), 6 * (latency + 1000 / (0.5 * bandwidth)));
+  plan.devices_per_node = 4;
+  EXPECT_DOUBLE_EQ(plan.ring_seconds(4000), 6 * (latency + 1000 / bandwidth));
+}
+
 TEST(Schedule, PsUpdatesOnlyAfterEverySumAndPull) {
   const Schedule s = schedule_of(scenario(R"(["ps"])"));
   const RoleSchedule& ps = s.roles[0];

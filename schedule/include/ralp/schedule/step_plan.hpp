@@ -103,7 +103,8 @@ struct StepPlan {
     return uses_ring() && strategy.algorithm == AllreduceAlgorithm::hierarchical &&
            devices_per_node > 1;
   }
-  // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk.
+  // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk,
+  // each at the ring's bandwidth and latency or the strategy's transport's, whichever is slower.
   [[nodiscard]] double ring_seconds(int64_t bytes) const;
   // The head PS's pass for worker w's micro-batch (per_worker): forward and backward, and for
   // every worker after the first, adding the weight gradients it computed to those the earlier
