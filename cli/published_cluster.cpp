@@ -43,7 +43,7 @@ const std::vector<TransportDefinition>& definitions() {
        "the host's CPU does it on that CPU",
        {"cpu_ns_per_byte", "message_us"}, with(50.0, 0.5, 1.0)},
       {"mpi-cpu",
-       "Horovod's ring all-reduce over MPI on the host (2017, before Tensor Fusion): device-host "
+       "Horovod's ring all-reduce over MPI on the host (2017): device-host "
        "copies, TCP and the sums on a host core per rank",
        {"cpu_ns_per_byte", "message_us"}, with(50.0, 0.5, 1.0)},
       {"nccl",
