@@ -149,7 +149,7 @@ std::vector<ClusterPrediction> predict_cluster_points(
     const std::map<std::string, double>& baseline_steps, const Progress& progress) {
   std::vector<ClusterPrediction> out;
   for (const ClusterPoint& p : points) {
-    const std::string key = p.source + "/" + p.system + "/" + p.model + "/" + std::to_string(p.batch);
+    const std::string key = published::baseline_key(p.source, p.system, p.model, p.batch);
     const auto baseline = baseline_steps.find(key);
     if (baseline == baseline_steps.end()) {
       throw InputError((dir / "points.csv").string(), p.scenario,

@@ -133,7 +133,9 @@ int run_transports(const PublishedOptions& opt) {
       write_file(fs::path(opt.out) / (t.name + ".json"), transport_to_json(t).dump(2) + "\n");
     }
   }
-  if (!opt.out.empty()) std::cerr << "wrote " << transports.size() << " transports to " << opt.out << '\n';
+  if (!opt.out.empty()) {
+    std::cerr << "wrote " << transports.size() << " transports to " << opt.out << '\n';
+  }
   return kExitOk;
 }
 
@@ -142,25 +144,28 @@ void write_cluster_report(const PublishedOptions& opt,
   std::map<std::string, double> baselines;
   for (const auto& p : single) {
     const ThroughputRow& r = p.point->row;
-    baselines[r.source + "/" + r.system + "/" + r.model + "/" + std::to_string(r.batch)] = p.predicted_step;
+    baselines[published::baseline_key(r.source, r.system, r.model, r.batch)] = p.predicted_step;
   }
   const auto points = cluster_points(opt.points);
   const auto predictions = predict_cluster_points(points, opt.points, baselines, progress_of(opt));
   std::vector<Transport> transports;
   for (const auto& name : available_transports()) transports.push_back(*find_transport(name));
-  write_file(fs::path(opt.out) / "multi-gpu.md",
-             published::cluster_report_markdown(predictions, transports, "scripts/published-report"));
-  write_file(fs::path(opt.out) / "multi-gpu-points.csv", published::cluster_points_csv(predictions));
+  const fs::path out(opt.out);
+  write_file(out / "multi-gpu.md", published::cluster_report_markdown(
+                                       predictions, transports, "scripts/published-report"));
+  write_file(out / "multi-gpu-points.csv", published::cluster_points_csv(predictions));
   reports::ScatterPlot plot{"Multi-GPU training step: predicted against published",
                             "published step (ms)", "predicted step (ms)", true, 10.0, {}};
   std::map<std::string, reports::ScatterSeries> by_transport;
   for (const auto& p : predictions) {
-    auto& series = by_transport[p.point->transport + (p.point->role == "check" ? "" : " (" + p.point->role + ")")];
-    series.title = p.point->transport + (p.point->role == "check" ? "" : " (" + p.point->role + ")");
+    const std::string& role = p.point->role;
+    const std::string name = p.point->transport + (role == "check" ? "" : " (" + role + ")");
+    auto& series = by_transport[name];
+    series.title = name;
     series.points.emplace_back(p.point->published_step() * 1e3, p.predicted_step * 1e3);
   }
   for (auto& [name, series] : by_transport) plot.series.push_back(series);
-  if (auto problem = reports::write_scatter_plot(plot, fs::path(opt.out) / "multi-gpu-predicted-vs-published")) {
+  if (auto problem = reports::write_scatter_plot(plot, out / "multi-gpu-predicted-vs-published")) {
     std::cerr << "plot not drawn: " << *problem << '\n';
   }
   std::cout << "wrote " << opt.out << "/multi-gpu.md: " << predictions.size() << " points\n";
@@ -229,8 +234,10 @@ void add_published_command(CLI::App& app, Action& action) {
   auto* report = cmd->add_subcommand("report", "Predict every published single-GPU point and write "
                                                "the report (Markdown, CSV, plot)");
   report->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
-  report->add_option("--points", opt->points, "Folder of the published multi-GPU scenarios and "
-                                              "their points.csv (default: scenarios/published/multi-gpu)");
+  const std::string points_help =
+      "Folder of the published multi-GPU scenarios and their points.csv (default: "
+      "scenarios/published/multi-gpu)";
+  report->add_option("--points", opt->points, points_help);
   report->add_option("--out", opt->out, "Folder to write the report into")->required();
   report->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   report->callback([opt, &action] { action = [opt] { return run_report(*opt); }; });
@@ -238,8 +245,7 @@ void add_published_command(CLI::App& app, Action& action) {
       "transports", "Fit the named transports (tf-grpc, mpi-cpu, nccl) on the published "
                     "multi-GPU rows whose role is \"fit\", simulating each row per trial; --out "
                     "writes them (calibrate/transports)");
-  transports->add_option("--points", opt->points, "Folder of the published multi-GPU scenarios and "
-                                                  "their points.csv (default: scenarios/published/multi-gpu)");
+  transports->add_option("--points", opt->points, points_help);
   transports->add_option("--out", opt->out, "Folder to write the fitted transports into");
   transports->add_flag("--quiet", opt->quiet, "No progress lines on stderr");
   transports->callback([opt, &action] {

@@ -273,7 +273,8 @@ std::vector<std::filesystem::path> search_path(const char* variable,
     std::string_view rest(env);
     while (!rest.empty()) {
       const auto colon = rest.find(':');
-      if (const auto part = rest.substr(0, colon); !part.empty()) out.emplace_back(std::string(part));
+      const auto part = rest.substr(0, colon);
+      if (!part.empty()) out.emplace_back(std::string(part));
       if (colon == std::string_view::npos) break;
       rest.remove_prefix(colon + 1);
     }

@@ -396,7 +396,9 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
       s.algorithm = *a == "ring" ? AllreduceAlgorithm::ring : AllreduceAlgorithm::hierarchical;
     }
   }
-  if (auto transport = r->optional_string("transport")) s.transport = read_transport(*r, *transport);
+  if (auto transport = r->optional_string("transport")) {
+    s.transport = read_transport(*r, *transport);
+  }
   s.label = r->optional_string("label").value_or(default_strategy_label(name, s.cut));
   r->finish();
   return s;

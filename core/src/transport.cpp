@@ -54,7 +54,8 @@ Transport load_transport(const std::filesystem::path& file) {
   Transport t;
   t.name = r.string("name");
   if (t.name != file.stem().string()) {
-    r.fail("name", "is \"" + t.name + "\", expected the file's name \"" + file.stem().string() + "\"");
+    r.fail("name", "is \"" + t.name + "\", expected the file's name \"" + file.stem().string() +
+                       "\"");
   }
   t.summary = r.string("summary");
   t.source = r.string("source");
@@ -63,12 +64,15 @@ Transport load_transport(const std::filesystem::path& file) {
   t.link_share = r.number("link_share", kMinLinkShare, 1.0);
   if (const Json* fitted = r.get("fitted")) {
     const std::set<std::string> known{"message_us", "cpu_ns_per_byte", "link_share"};
-    if (!fitted->is_array()) r.fail("fitted", "is " + describe_json(*fitted) + ", expected an array of parameter names");
+    if (!fitted->is_array()) {
+      r.fail("fitted", "is " + describe_json(*fitted) + ", expected an array of parameter names");
+    }
     for (size_t i = 0; i < fitted->size(); ++i) {
       const Json& f = (*fitted)[i];
       if (!f.is_string() || !known.contains(f.get<std::string>())) {
         throw InputError(file.string(), json_path(r.path_of("fitted"), i),
-                         "is " + describe_json(f) + ", expected message_us, cpu_ns_per_byte or link_share");
+                         "is " + describe_json(f) +
+                             ", expected message_us, cpu_ns_per_byte or link_share");
       }
       t.fitted.push_back(f.get<std::string>());
     }

@@ -647,7 +647,8 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
     const sg4::ExecPtr cpu =
         start_message_cpu(m, host, cpu_s, world.idle_transfer_seconds(host, next, flow));
     sg4::CommPtr send = out->put_init(&m.ring_token, static_cast<uint64_t>(flow));
-    limit_rate(send, flow, std::max(end_floor(m, host, cpu_s, bytes_s), share_floor(m, host, next, flow)));
+    limit_rate(send, flow,
+               std::max(end_floor(m, host, cpu_s, bytes_s), share_floor(m, host, next, flow)));
     send->start();
     sg4::CommPtr receive = in->get_async(&payload);
     send->wait();

@@ -138,8 +138,7 @@ TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
   std::map<std::string, int> roles;
   std::set<std::string> baselines;
   for (const Point& p : single_gpu_points(kData)) {
-    baselines.insert(p.row.source + "/" + p.row.system + "/" + p.row.model + "/" +
-                     std::to_string(p.row.batch));
+    baselines.insert(baseline_key(p.row.source, p.row.system, p.row.model, p.row.batch));
   }
   for (const ClusterPoint& p : points) {
     ++roles[p.role];
@@ -150,8 +149,7 @@ TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
     EXPECT_EQ(p.role == "fit",
               p.system == "table 1b" && p.setup.find("variables on CPU") == std::string::npos)
         << p.scenario;
-    EXPECT_TRUE(baselines.contains(p.source + "/" + p.system + "/" + p.model + "/" +
-                                   std::to_string(p.batch)))
+    EXPECT_TRUE(baselines.contains(baseline_key(p.source, p.system, p.model, p.batch)))
         << p.scenario << " has no 1-GPU point";
   }
   EXPECT_EQ(roles, (std::map<std::string, int>{{"check", 74}, {"fit", 9}, {"out of scope", 6}}));

@@ -30,6 +30,13 @@ struct ClusterPoint {
   }
 };
 
+// How a point names its 1-GPU baseline: "source/system/model/batch", as the single-GPU points'
+// rows give them.
+inline std::string baseline_key(const std::string& source, const std::string& system,
+                                const std::string& model, int64_t batch) {
+  return source + "/" + system + "/" + model + "/" + std::to_string(batch);
+}
+
 // Reads points.csv; throws InputError naming the file and line of a malformed row.
 std::vector<ClusterPoint> read_cluster_points(const std::filesystem::path& file);
 
