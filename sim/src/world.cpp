@@ -150,16 +150,20 @@ void World::log_message(int32_t host, int64_t step, const schedule::Message& m) 
 }
 
 double World::idle_transfer_seconds(int32_t src, int32_t dst, int64_t bytes) const {
-  std::vector<sg4::Link*> links;
-  double latency = 0.0;
-  hosts_[src]->route_to(hosts_[dst], links, &latency);
-  double bandwidth = std::numeric_limits<double>::infinity();
-  for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-  const double latency_factor = simgrid::config::get_value<double>("network/latency-factor");
-  double rate = simgrid::config::get_value<double>("network/bandwidth-factor") * bandwidth;
-  const double gamma = simgrid::config::get_value<double>("network/TCP-gamma");
-  if (gamma > 0.0 && latency > 0.0) rate = std::min(rate, gamma / (2.0 * latency));
-  return latency_factor * latency + static_cast<double>(bytes) / rate;
+  auto [it, added] = idle_paths_.try_emplace({src, dst});
+  IdlePath& path = it->second;
+  if (added) {
+    std::vector<sg4::Link*> links;
+    double latency = 0.0;
+    hosts_[src]->route_to(hosts_[dst], links, &latency);
+    double bandwidth = std::numeric_limits<double>::infinity();
+    for (const sg4::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+    double rate = simgrid::config::get_value<double>("network/bandwidth-factor") * bandwidth;
+    const double gamma = simgrid::config::get_value<double>("network/TCP-gamma");
+    if (gamma > 0.0 && latency > 0.0) rate = std::min(rate, gamma / (2.0 * latency));
+    path = {simgrid::config::get_value<double>("network/latency-factor") * latency, rate};
+  }
+  return path.latency_s + static_cast<double>(bytes) / path.bytes_per_s;
 }
 
 void World::complete_part(int64_t step, double at) {

@@ -84,6 +84,12 @@ class World {
   std::vector<simgrid::s4u::Link*> links_;
   std::map<const simgrid::s4u::Link*, int32_t> link_index_;
   std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> routes_;
+  // Per route asked for: its latency and its payload rate when idle (idle_transfer_seconds).
+  struct IdlePath {
+    double latency_s = 0.0;
+    double bytes_per_s = 0.0;
+  };
+  mutable std::map<std::pair<int32_t, int32_t>, IdlePath> idle_paths_;
   std::vector<double> link_bytes_;  // over the measured steps
   // Per link: its token bucket (payload bytes it holds when full, 0 without one), the bytes it
   // held when it was last left idle, since when, and the flows crossing it now.
