@@ -2,6 +2,7 @@
 #include "role_actions.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "ralp/cluster/synthetic_data.hpp"
@@ -115,8 +116,14 @@ class WorkerActions final : public RankActions {
       cut_ = graph.describe_cut(*ctx.cut);
       boundary_ = std::make_unique<BoundaryMessage>(graph, *cut_, ctx.batch());
     }
-    // Hierarchical all-reduce: a node's first device receives the others' fusion buffers.
+    // A node's first device gathering the head's boundaries receives the others' micro-batches.
     const int64_t per_node = schedule.plan.devices_per_node;
+    if (schedule.plan.gathers_boundaries() && worker % per_node == 0) {
+      for (int64_t m = 1; m < per_node; ++m) {
+        member_boundaries_.emplace_back(graph, *cut_, ctx.batch());
+      }
+    }
+    // Hierarchical all-reduce: a node's first device receives the others' fusion buffers.
     if (schedule.plan.hierarchical() && worker % per_node == 0) {
       member_buffers_.resize(schedule.buffers.size());
       for (size_t b = 0; b < schedule.buffers.size(); ++b) {
@@ -227,8 +234,10 @@ class WorkerActions final : public RankActions {
         }
         return pieces;
       }
-      case MessageKind::activations:
-        return boundary_->activation_pieces();
+      case MessageKind::activations:  // to the head: the node's micro-batch when gathering
+        return member_boundaries_.empty() ? boundary_->activation_pieces() : node_pieces(false);
+      case MessageKind::activation_gradient:  // a member's part of the node's, passed on
+        return member_boundary(op).gradient_pieces();
       case MessageKind::pull:  // local aggregation: the node's values, passed on
         return value_pieces(op);
       case MessageKind::reduce:  // hierarchical: this device's buffer, to the node's first
@@ -258,8 +267,10 @@ class WorkerActions final : public RankActions {
         for (auto& b : member_buffers(op)) pieces.push_back({b.data(), b.size() * sizeof(float)});
         return pieces;
       }
+      case MessageKind::activations:  // a member's micro-batch, gathered for the head
+        return member_boundary(op).activation_pieces();
       case MessageKind::activation_gradient:
-        return boundary_->gradient_pieces();
+        return member_boundaries_.empty() ? boundary_->gradient_pieces() : node_pieces(true);
       case MessageKind::ready:
       case MessageKind::go:
         return {};
@@ -315,6 +326,30 @@ class WorkerActions final : public RankActions {
     return pieces;
   }
 
+  // The boundary of the member that op's message comes from or goes to (its item).
+  BoundaryMessage& member_boundary(const Op& op) {
+    return member_boundaries_.at(static_cast<size_t>(op.message.item - worker_ - 1));
+  }
+  // The node's micro-batch as the head reads it, this device's samples first: each boundary
+  // tensor of every device, then the images and the labels (or each gradient of every device).
+  std::vector<Piece> node_pieces(bool gradients) {
+    std::vector<BoundaryMessage*> node = {boundary_.get()};
+    for (BoundaryMessage& m : member_boundaries_) node.push_back(&m);
+    std::vector<Piece> pieces;
+    const size_t tensors = gradients ? boundary_->gradients.size() : boundary_->activations.size();
+    for (size_t i = 0; i < tensors; ++i) {
+      for (BoundaryMessage* m : node) {
+        pieces.push_back(piece_of(gradients ? m->gradients[i] : m->activations[i]));
+      }
+    }
+    if (gradients) return pieces;
+    for (BoundaryMessage* m : node) {
+      if (!m->images.empty()) pieces.push_back(piece_of(m->images));
+    }
+    for (BoundaryMessage* m : node) pieces.push_back(piece_of(m->labels));
+    return pieces;
+  }
+
   // The buffers of member op.worker's gradients of op.group (local aggregation).
   std::vector<std::vector<float>>& member_buffers(const Op& op) {
     const auto member = static_cast<size_t>(op.worker - worker_ - 1);
@@ -337,6 +372,8 @@ class WorkerActions final : public RankActions {
   std::vector<LayerId> ring_layers_;
   std::optional<CutInfo> cut_;
   std::unique_ptr<BoundaryMessage> boundary_;
+  // Gathering the head's boundaries on a node's first device: the other devices' micro-batches.
+  std::vector<BoundaryMessage> member_boundaries_;
 };
 
 // ---------------------------------------------------------------- parameter servers
@@ -384,10 +421,15 @@ class ServerActions final : public RankActions {
     if (ctx.has_head() && shard == 0) {
       cut_ = graph.describe_cut(*ctx.cut);
       batched_ = ctx.spec.head_mode == HeadMode::all_workers;
-      const int64_t batch = batched_ ? ctx.batch() * ctx.workers() : ctx.batch();
+      // A micro-batch is a worker's or, gathered on nodes, a node's: devices x B images.
+      devices_ = schedule.plan.micro_batch_devices;
+      const int64_t micro_batch = ctx.batch() * devices_;
+      const int64_t batch = batched_ ? ctx.batch() * ctx.workers() : micro_batch;
       head_ = std::make_unique<kernels::Network>(backend, graph, *ctx.cut, graph.size(), batch,
                                                  ctx.scenario.seed);
-      for (int64_t w = 0; w < ctx.workers(); ++w) messages_.emplace_back(graph, *cut_, ctx.batch());
+      for (int64_t w = 0; w < ctx.workers(); w += devices_) {
+        messages_.try_emplace(w, graph, *cut_, micro_batch);
+      }
     }
   }
 
@@ -418,9 +460,9 @@ class ServerActions final : public RankActions {
             backend.sgd_update(v->value, v->sum, v->velocity, ctx_.sgd, scale);
           }
         } else {
-          // Per worker, the gradients are sums of W per-micro-batch means: scale by 1/W.
-          // Batched, the loss is already the mean over all W * B images.
-          head_->sgd_step(ctx_.sgd, batched_ ? 1.0F : 1.0F / static_cast<float>(ctx_.workers()));
+          // Per micro-batch, the gradients are sums of one mean per micro-batch: scale by one
+          // over their number. Batched, the loss is already the mean over all W * B images.
+          head_->sgd_step(ctx_.sgd, batched_ ? 1.0F : 1.0F / static_cast<float>(messages_.size()));
         }
         return;
       case OpKind::compute:
@@ -449,7 +491,7 @@ class ServerActions final : public RankActions {
         return pieces;
       }
       case MessageKind::activation_gradient:
-        return messages_.at(static_cast<size_t>(op.message.item)).gradient_pieces();
+        return messages_.at(op.message.item).gradient_pieces();
       case MessageKind::step_done:
       case MessageKind::step_complete:
         return {};
@@ -468,7 +510,7 @@ class ServerActions final : public RankActions {
         return pieces;
       }
       case MessageKind::activations:
-        return messages_.at(static_cast<size_t>(op.message.item)).activation_pieces();
+        return messages_.at(op.message.item).activation_pieces();
       case MessageKind::step_done:
       case MessageKind::step_complete:
         return {};
@@ -513,11 +555,11 @@ class ServerActions final : public RankActions {
     std::vector<std::unique_ptr<HostView>> gradient_views;
   };
 
-  // One worker's micro-batch through the head; the first of a step replaces the head's
-  // gradients, the others add to them.
+  // One micro-batch through the head (a worker's, or a node's sent by its first device); the
+  // first of a step replaces the head's gradients, the others add to them.
   void run_head(int32_t worker, int64_t step) {
     kernels::Backend& backend = ctx_.backend;
-    BoundaryMessage& m = messages_.at(static_cast<size_t>(worker));
+    BoundaryMessage& m = messages_.at(worker);
     for (size_t i = 0; i < cut_->boundary.size(); ++i) {
       backend.copy_from_host(head_->boundary_input(cut_->boundary[i]), m.activations[i]);
     }
@@ -530,6 +572,9 @@ class ServerActions final : public RankActions {
     head_->backward(context, worker > 0);
     for (size_t i = 0; i < m.gradient_layers.size(); ++i) {
       backend.copy_to_host(head_->boundary_input_gradient(m.gradient_layers[i]), m.gradients[i]);
+      // A node's micro-batch: each device's tail expects the gradient of its own B images'
+      // mean, devices times that of the node's mean.
+      for (float& g : m.gradients[i]) g *= static_cast<float>(devices_);
     }
   }
 
@@ -538,13 +583,15 @@ class ServerActions final : public RankActions {
     kernels::Backend& backend = ctx_.backend;
     const int64_t workers = ctx_.workers();
     const auto concatenated = [&](auto member) {
-      std::remove_reference_t<decltype(messages_[0].*member)> all;
-      for (auto& m : messages_) all.insert(all.end(), (m.*member).begin(), (m.*member).end());
+      std::remove_reference_t<decltype(messages_.begin()->second.*member)> all;
+      for (auto& [w, m] : messages_) all.insert(all.end(), (m.*member).begin(), (m.*member).end());
       return all;
     };
     for (size_t i = 0; i < cut_->boundary.size(); ++i) {
       std::vector<float> all;
-      for (auto& m : messages_) all.insert(all.end(), m.activations[i].begin(), m.activations[i].end());
+      for (auto& [w, m] : messages_) {
+        all.insert(all.end(), m.activations[i].begin(), m.activations[i].end());
+      }
       backend.copy_from_host(head_->boundary_input(cut_->boundary[i]), all);
     }
     if (cut_->boundary_has_model_input) {
@@ -557,18 +604,15 @@ class ServerActions final : public RankActions {
     const float loss = head_->loss();
     for (int64_t w = 0; w < workers; ++w) ctx_.record.losses.push_back({step, w, loss});
     head_->backward(context, false);
-    const auto& layers = messages_.front().gradient_layers;
+    const auto& layers = messages_.begin()->second.gradient_layers;
     for (size_t i = 0; i < layers.size(); ++i) {
       const std::vector<float> all = backend.download(head_->boundary_input_gradient(layers[i]));
-      const size_t part = messages_.front().gradients[i].size();
-      for (int64_t w = 0; w < workers; ++w) {
-        auto& out = messages_[static_cast<size_t>(w)].gradients[i];
-        // The gradient of the mean over W * B images is 1/W of the micro-batch mean's, which is
-        // what the worker's tail expects (its pushes are scaled by 1/W again where they are
-        // summed).
-        for (size_t e = 0; e < part; ++e) {
-          out[e] = all[static_cast<size_t>(w) * part + e] * static_cast<float>(workers);
-        }
+      size_t at = 0;
+      for (auto& [w, m] : messages_) {
+        // The gradient of the mean over W * B images is 1/W of a worker's micro-batch mean's,
+        // which is what each worker's tail expects (its pushes are scaled by 1/W again where
+        // they are summed).
+        for (float& out : m.gradients[i]) out = all[at++] * static_cast<float>(workers);
       }
     }
   }
@@ -580,8 +624,9 @@ class ServerActions final : public RankActions {
   std::vector<std::vector<Variable*>> groups_;  // by schedule group index; empty elsewhere
   std::optional<CutInfo> cut_;
   bool batched_ = false;
+  int64_t devices_ = 1;  // per micro-batch
   std::unique_ptr<kernels::Network> head_;
-  std::vector<BoundaryMessage> messages_;  // per worker
+  std::map<int64_t, BoundaryMessage> messages_;  // per sender: every worker, or node's first
 };
 
 }  // namespace

@@ -73,16 +73,6 @@ void require_modelled_nodes(const Scenario& scenario) {
                      "is \"file\" with nodes (several devices or co-located servers)" + later +
                          "a generated platform");
   }
-  for (size_t i = 0; i < scenario.strategies.size(); ++i) {
-    const StrategySpec& s = scenario.strategies[i];
-    const std::string path = json_path("/strategies", i);
-    // ps aggregates inside nodes; ralp's and hybrid's heads do not yet gather nodes' boundaries.
-    if (s.local_aggregation && nodes.devices_per_node > 1 && s.kind != StrategyKind::ps) {
-      throw InputError(scenario.file, json_path(path, "local_aggregation"),
-                       "is true (the default with several devices per node) for " +
-                           std::string(to_string(s.kind)) + later + "false");
-    }
-  }
 }
 
 }  // namespace ralp

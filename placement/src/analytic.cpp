@@ -253,6 +253,26 @@ struct Model {
     return members > 0.0 ? (bytes + kHeader) / peer_rate : 0.0;
   }
 
+  // The head's boundaries gathered on nodes (StepPlan::gathers_boundaries): the other devices'
+  // boundaries reach the node's first device at once over its peer link, and their parts of the
+  // activation gradient go back the same way.
+  [[nodiscard]] double head_devices() const {
+    return static_cast<double>(plan.micro_batch_devices);
+  }
+  [[nodiscard]] double over_peer_link(int64_t bytes_per_device) const {
+    if (plan.micro_batch_devices <= 1) return 0.0;
+    return (head_devices() - 1.0) * (static_cast<double>(bytes_per_device) + kHeader) /
+           (links.net.bandwidth_factor * links.net.peer_link);
+  }
+  // A micro-batch's activation gradient from the head: bytes, and the time from its arrival to
+  // the start of the backward of every device it serves (its copy, and the parts passed on).
+  [[nodiscard]] double reply_bytes() const {
+    return static_cast<double>(plan.activation_grad_bytes) * head_devices();
+  }
+  [[nodiscard]] double reply_to_backward() const {
+    return seconds_for(reply_bytes(), plan.worker_pcie) + over_peer_link(plan.activation_grad_bytes);
+  }
+
   [[nodiscard]] double backward_of(LayerId l) const {
     return plan.worker[l].backward_data.value() + plan.worker[l].backward_weight.value();
   }
@@ -351,8 +371,8 @@ struct Model {
       const Backward& b, std::vector<double>& starts, const std::vector<double>* replies) const {
     const size_t w_count = replies ? replies->size() : starts.size();
     const size_t s_count = static_cast<size_t>(std::max<int64_t>(plan.shards, 1));
-    const double grad = static_cast<double>(plan.activation_grad_bytes);
-    const double grad_copy = seconds_for(grad, plan.worker_pcie);
+    const double grad = reply_bytes();
+    const double grad_copy = reply_to_backward();
     // Each shard's pushes in backward order.
     std::vector<std::vector<size_t>> order(s_count);
     for (size_t i = 0; i < b.pushes.size(); ++i) order[static_cast<size_t>(b.pushes[i].shard)].push_back(i);
@@ -469,7 +489,7 @@ struct Model {
         device = d >= c ? first + workers * d : std::max(first + workers * d, start + workers * c + d);
         copy = start + workers * c;
       } else {
-        for (int64_t w = 0; w < plan.workers; ++w) {
+        for (int64_t w = 0; w < static_cast<int64_t>(workers); ++w) {
           copy = std::max(copy, arrival(i, w)) + c;
           device = std::max(device, copy) + d;
         }
@@ -573,25 +593,30 @@ struct Model {
 
   // The boundary's trip to the head PS and the head's passes: returns when each worker's reply
   // may leave ps-0 (its pass and its copy done), and sets when the head's update ends.
+  // With the boundaries gathered on nodes, a micro-batch is a node's, sent by its first device.
   std::vector<double> reply_leaves(double forward_end, double& head_update) const {
-    const double boundary = static_cast<double>(plan.boundary_bytes);
-    const double grad = static_cast<double>(plan.activation_grad_bytes);
-    const double sent = forward_end + seconds_for(boundary, plan.worker_pcie);
-    const double arrived = sent + links.ps_message(boundary, links.ps_rate(workers, 1.0));
+    const double boundary = static_cast<double>(plan.boundary_bytes) * head_devices();
+    const double grad = reply_bytes();
+    const int64_t senders = plan.micro_batches();
+    const double sent =
+        forward_end + over_peer_link(plan.boundary_bytes) + seconds_for(boundary, plan.worker_pcie);
+    const double arrived = sent + links.ps_message(
+                                      boundary, links.ps_rate(static_cast<double>(senders), 1.0));
     const double copy_in = seconds_for(boundary, plan.ps_pcie);
     const double copy_out = seconds_for(grad, plan.ps_pcie);
-    std::vector<double> leaves(static_cast<size_t>(plan.workers));
+    std::vector<double> leaves(static_cast<size_t>(senders));
     double device = 0.0;
-    double copy = arrived + workers * copy_in;  // the boundary copies come first on the stream
+    // The boundary copies come first on the stream.
+    double copy = arrived + static_cast<double>(senders) * copy_in;
     const bool per_worker = plan.strategy.head_mode == HeadMode::per_worker;
     if (!per_worker) device = copy + plan.head_full_batch.value();
-    for (int64_t w = 0; w < plan.workers; ++w) {
+    for (int64_t k = 0; k < senders; ++k) {
       if (per_worker) {
-        device = std::max(device, arrived + static_cast<double>(w + 1) * copy_in) +
-                 plan.head_pass_seconds(w);
+        device = std::max(device, arrived + static_cast<double>(k + 1) * copy_in) +
+                 plan.head_pass_seconds(k);
       }
       copy = std::max(copy, device) + copy_out;
-      leaves[static_cast<size_t>(w)] = copy;
+      leaves[static_cast<size_t>(k)] = copy;
     }
     head_update = device + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();
     return leaves;
@@ -600,11 +625,10 @@ struct Model {
   // When each worker's backward could start at the earliest, its reply having left at `leaves`
   // and crossed the links alone.
   [[nodiscard]] std::vector<double> replies_alone(const std::vector<double>& leaves) const {
-    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    const double grad = reply_bytes();
     std::vector<double> starts(leaves.size());
     for (size_t w = 0; w < leaves.size(); ++w) {
-      starts[w] = leaves[w] + links.ps_message(grad, links.ps_rate(1.0, 1.0)) +
-                  seconds_for(grad, plan.worker_pcie);
+      starts[w] = leaves[w] + links.ps_message(grad, links.ps_rate(1.0, 1.0)) + reply_to_backward();
     }
     return starts;
   }
@@ -613,7 +637,7 @@ struct Model {
   // fluid flows sharing the PS's uplink where affordable, else one after another at the link's
   // full rate.
   [[nodiscard]] std::vector<double> reply_arrivals(const std::vector<double>& leaves) const {
-    const double grad = static_cast<double>(plan.activation_grad_bytes);
+    const double grad = reply_bytes();
     const size_t w_count = leaves.size();
     std::vector<double> starts(w_count);
     if (detail == AnalyticDetail::fluid && workers * workers <= kFluidWork) {
@@ -625,7 +649,7 @@ struct Model {
         links_of.push_back(f.ps_to_worker(0, w));
       }
       const auto got = fluid_arrivals(replies, links_of, f.capacity, f.latency, f.window);
-      for (size_t w = 0; w < w_count; ++w) starts[w] = got[w][0] + seconds_for(grad, plan.worker_pcie);
+      for (size_t w = 0; w < w_count; ++w) starts[w] = got[w][0] + reply_to_backward();
       return starts;
     }
     const double reply_alone = (grad + kHeader) / links.ps_rate(1.0, 1.0);
@@ -633,7 +657,7 @@ struct Model {
     double uplink = 0.0;
     for (size_t w = 0; w < w_count; ++w) {
       uplink = std::max(uplink, leaves[w]) + reply_alone;
-      starts[w] = uplink + reply_latency + seconds_for(grad, plan.worker_pcie);
+      starts[w] = uplink + reply_latency + reply_to_backward();
     }
     return starts;
   }
@@ -741,8 +765,9 @@ double network_bound(const schedule::StepPlan& plan, const AnalyticNetwork& net)
     }
   }
   if (plan.has_head()) {
-    ps_in += w * (static_cast<double>(plan.boundary_bytes) + kHeader);
-    ps_out += w * (static_cast<double>(plan.activation_grad_bytes) + kHeader);
+    const auto senders = static_cast<double>(plan.micro_batches());
+    ps_in += w * static_cast<double>(plan.boundary_bytes) + senders * kHeader;
+    ps_out += w * static_cast<double>(plan.activation_grad_bytes) + senders * kHeader;
   }
   double worker = 0.0;
   if (plan.uses_ring() && plan.workers > 1) {
@@ -791,7 +816,9 @@ AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPla
   AnalyticNetwork net = analytic_network(scenario);
   const int64_t per_node = scenario.nodes.devices_per_node;
   const bool local = plan.aggregates_locally();
-  if (per_node > 1 && scenario.nodes.nics_per_node == 1 && !local) {
+  // Devices that each talk to the servers share their node's NIC; with local aggregation, or
+  // hybrid's boundaries gathered, only the node's first device does.
+  if (per_node > 1 && scenario.nodes.nics_per_node == 1 && !local && !plan.gathers_boundaries()) {
     net.nic_sharers = static_cast<double>(per_node);
   }
   Model m{scenario, plan, Links{net}, static_cast<double>(plan.workers),

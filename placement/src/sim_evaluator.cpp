@@ -70,14 +70,6 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "is \"" + t.name + "\", whose CPU time and link share only the event "
                      "simulation models; expected \"ideal\" with --fidelity analytic");
   }
-  for (size_t i = 0; i < scenario.strategies.size() && scenario.nodes.devices_per_node > 1; ++i) {
-    const StrategyKind kind = scenario.strategies[i].kind;
-    if (kind != StrategyKind::ralp && kind != StrategyKind::hybrid) continue;
-    throw InputError(scenario.file, json_path("/strategies", i),
-                     "is " + std::string(to_string(kind)) +
-                         " on nodes of several devices, which only the event simulation models "
-                         "for now; expected ps or allreduce with --fidelity analytic");
-  }
   if (scenario.nodes.ps_placement == PsPlacement::colocated) {
     throw InputError(scenario.file, "/cluster/ps_placement",
                      "is \"colocated\", which only the event simulation models for now; "

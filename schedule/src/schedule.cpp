@@ -98,6 +98,26 @@ struct Builder {
     return out;
   }
 
+  // With the head's boundaries gathered on nodes: the first device of w's node, which sends
+  // the node's micro-batch to the head; else w.
+  [[nodiscard]] int64_t head_leader_of(int64_t w) const {
+    return plan.gathers_boundaries() ? w - w % plan.devices_per_node : w;
+  }
+  [[nodiscard]] std::vector<int64_t> head_members_of(int64_t w) const {
+    std::vector<int64_t> out;
+    if (!plan.gathers_boundaries() || head_leader_of(w) != w) return out;
+    for (int64_t m = w + 1; m < w + plan.devices_per_node; ++m) out.push_back(m);
+    return out;
+  }
+  // The workers that send the head a micro-batch: every worker, or each node's first device.
+  [[nodiscard]] std::vector<int64_t> head_senders() const {
+    std::vector<int64_t> out;
+    for (int64_t w = 0; w < workers(); ++w) {
+      if (head_leader_of(w) == w) out.push_back(w);
+    }
+    return out;
+  }
+
   // Per group index of s.groups: the groups of each layer.
   std::vector<std::vector<int32_t>> groups_of_layer;
 
@@ -283,16 +303,62 @@ struct Builder {
     reduced.insert(reduced.end(), start.begin(), start.end());
   }
 
+  // ralp, hybrid: what a worker posts at the step's start for the head: the activation gradient
+  // coming back (from the head PS, or from the node's first device when it gathers the node's
+  // boundaries) and, on a node's first device, the other devices' boundaries.
+  struct HeadPosts {
+    std::optional<OpIndex> gradient_back;
+    std::vector<OpIndex> member_boundaries;
+  };
+  HeadPosts head_posts(RoleBuilder& r, int64_t w) {
+    HeadPosts p;
+    if (!plan.has_head()) return p;
+    const int64_t leader = head_leader_of(w);
+    if (leader != w) {
+      p.gradient_back = r.receive(MessageKind::activation_gradient, s.worker_host(leader), w,
+                                  plan.activation_grad_bytes);
+      return p;
+    }
+    p.gradient_back = r.receive(MessageKind::activation_gradient, head_host(), w,
+                                plan.activation_grad_bytes * plan.micro_batch_devices);
+    for (const int64_t m : head_members_of(w)) {
+      p.member_boundaries.push_back(
+          r.receive(MessageKind::activations, s.worker_host(m), m, plan.boundary_bytes));
+    }
+    return p;
+  }
+
+  // ralp, hybrid: the boundary of w's micro-batch once its forward ended (`last`), to the head
+  // (through the node's first device when it gathers them); returns what w's backward waits
+  // for: the activation gradient, on the device.
+  std::vector<OpIndex> exchange_boundary(RoleBuilder& r, int64_t w, OpIndex last,
+                                         const HeadPosts& posts) {
+    const int64_t leader = head_leader_of(w);
+    if (leader != w) {
+      r.send(MessageKind::activations, s.worker_host(leader), w, plan.boundary_bytes, {last});
+      return {*posts.gradient_back};
+    }
+    std::vector<OpIndex> ready = {last};
+    ready.insert(ready.end(), posts.member_boundaries.begin(), posts.member_boundaries.end());
+    const int64_t sent = plan.boundary_bytes * plan.micro_batch_devices;
+    const std::vector<OpIndex> staged = r.copy(plan.worker_pcie, sent, -1, ready);
+    r.send(MessageKind::activations, head_host(), w, sent, staged);
+    const std::vector<OpIndex> back =
+        r.copy(plan.worker_pcie, plan.activation_grad_bytes * plan.micro_batch_devices, -1,
+               {*posts.gradient_back});
+    for (const int64_t m : head_members_of(w)) {
+      r.send(MessageKind::activation_gradient, s.worker_host(m), m, plan.activation_grad_bytes,
+             back);
+    }
+    return back;
+  }
+
   void worker(int64_t w) {
     RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
     const std::vector<std::vector<OpIndex>> pulled = pulls(r, w);
+    // Posted before the members' pushes: a member sends its boundary before its gradients.
+    const HeadPosts head = head_posts(r, w);
     const std::vector<std::vector<OpIndex>> from_members = member_pushes(r, w);
-    // ralp, hybrid: the activation gradient comes back from the head PS.
-    std::optional<OpIndex> gradient_back;
-    if (plan.has_head()) {
-      gradient_back = r.receive(MessageKind::activation_gradient, head_host(), w,
-                                plan.activation_grad_bytes);
-    }
     const RingPosts posts = ring_posts(r, w);
 
     OpIndex last = 0;
@@ -305,11 +371,7 @@ struct Builder {
       last = r.add(op, pulled[l]);
     }
     std::vector<OpIndex> before_backward;
-    if (plan.has_head()) {
-      const std::vector<OpIndex> staged = r.copy(plan.worker_pcie, plan.boundary_bytes, -1, {last});
-      r.send(MessageKind::activations, head_host(), w, plan.boundary_bytes, staged);
-      before_backward = r.copy(plan.worker_pcie, plan.activation_grad_bytes, -1, {*gradient_back});
-    }
+    if (plan.has_head()) before_backward = exchange_boundary(r, w, last, head);
 
     std::vector<OpIndex> reduced;
     for (LayerId l = plan.tail_end; l-- > 0;) {
@@ -350,11 +412,11 @@ struct Builder {
     // Receives, posted at the step's start, in the order each worker sends: the boundary of its
     // micro-batch for the head, then its pushes in backward order; and the other shards' ends.
     std::vector<OpIndex> boundary;
-    if (head) {
-      for (int64_t w = 0; w < workers(); ++w) {
-        boundary.push_back(
-            r.receive(MessageKind::activations, s.worker_host(w), w, plan.boundary_bytes));
-      }
+    const std::vector<int64_t> senders = head ? head_senders() : std::vector<int64_t>{};
+    const int64_t boundary_in = plan.boundary_bytes * plan.micro_batch_devices;
+    const int64_t gradient_out = plan.activation_grad_bytes * plan.micro_batch_devices;
+    for (const int64_t w : senders) {
+      boundary.push_back(r.receive(MessageKind::activations, s.worker_host(w), w, boundary_in));
     }
     // With local aggregation only each node's first device pushes and pulls.
     const std::vector<int64_t> peers = pushers();
@@ -405,26 +467,22 @@ struct Builder {
         return r.add(op, after);
       };
       const auto reply = [&](int64_t w, OpIndex after) {
-        const std::vector<OpIndex> staged =
-            r.copy(plan.ps_pcie, plan.activation_grad_bytes, -1, {after});
-        r.send(MessageKind::activation_gradient, s.worker_host(w), w, plan.activation_grad_bytes,
-               staged);
+        const std::vector<OpIndex> staged = r.copy(plan.ps_pcie, gradient_out, -1, {after});
+        r.send(MessageKind::activation_gradient, s.worker_host(w), w, gradient_out, staged);
       };
       std::vector<OpIndex> arrived;
-      for (int64_t w = 0; w < workers(); ++w) {
-        for (const OpIndex i :
-             r.copy(plan.ps_pcie, plan.boundary_bytes, -1, {boundary[static_cast<size_t>(w)]})) {
-          arrived.push_back(i);
-        }
+      for (const OpIndex got : boundary) {
+        for (const OpIndex i : r.copy(plan.ps_pcie, boundary_in, -1, {got})) arrived.push_back(i);
       }
       if (plan.strategy.head_mode == HeadMode::per_worker) {
-        for (int64_t w = 0; w < workers(); ++w) {
-          reply(w, head_pass(Pass::head, static_cast<int32_t>(w), plan.head_pass_seconds(w),
-                             {arrived[static_cast<size_t>(w)]}));
+        for (size_t k = 0; k < senders.size(); ++k) {
+          reply(senders[k],
+                head_pass(Pass::head, static_cast<int32_t>(senders[k]),
+                          plan.head_pass_seconds(static_cast<int64_t>(k)), {arrived[k]}));
         }
       } else {
         const OpIndex all = head_pass(Pass::head_all, -1, plan.head_full_batch.value(), arrived);
-        for (int64_t w = 0; w < workers(); ++w) reply(w, all);
+        for (const int64_t w : senders) reply(w, all);
       }
       Op update;
       update.kind = OpKind::update;

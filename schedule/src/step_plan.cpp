@@ -76,9 +76,9 @@ double StepPlan::ring_seconds(int64_t bytes) const {
   return 2.0 * static_cast<double>(workers - 1) * std::max(wire, cpu);
 }
 
-double StepPlan::head_pass_seconds(int64_t w) const {
+double StepPlan::head_pass_seconds(int64_t k) const {
   const double accumulate =
-      w > 0 ? static_cast<double>(head_param_bytes) / ps_sum_rate.value() : 0.0;
+      k > 0 ? static_cast<double>(head_param_bytes) / ps_sum_rate.value() : 0.0;
   return head_micro_batch.value() + accumulate;
 }
 
@@ -175,7 +175,9 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
 
   if (plan.has_head()) {
     const auto ps_model = make_cost_model(scenario.ps_device);
-    plan.head_micro_batch = head_time(graph, *ps_model, *cut, plan.batch);
+    if (plan.gathers_boundaries()) plan.micro_batch_devices = plan.devices_per_node;
+    plan.head_micro_batch =
+        head_time(graph, *ps_model, *cut, plan.batch * plan.micro_batch_devices);
     plan.head_full_batch = head_time(graph, *ps_model, *cut, plan.batch * plan.workers);
     for (LayerId id = *cut; id < graph.size(); ++id) {
       plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
@@ -183,8 +185,9 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
     const BoundaryBytes crossing = boundary_bytes(graph, *cut, plan.batch);
     plan.boundary_bytes = crossing.sent;
     plan.activation_grad_bytes = crossing.returned;
-    const int64_t head_batch =
-        strategy.head_mode == HeadMode::per_worker ? plan.batch : plan.batch * plan.workers;
+    const int64_t head_batch = strategy.head_mode == HeadMode::per_worker
+                                   ? plan.batch * plan.micro_batch_devices
+                                   : plan.batch * plan.workers;
     plan.ps_sources = sources_of(scenario.ps_device, *ps_model, graph, *cut, graph.size(),
                                  head_batch);
   } else if (plan.uses_shards()) {
@@ -216,7 +219,7 @@ ShardLoadModel shard_load_model(const Scenario& scenario, const StepPlan& plan) 
     double passes = plan.head_full_batch.value();
     if (plan.strategy.head_mode == HeadMode::per_worker) {
       passes = 0.0;
-      for (int64_t k = 0; k < plan.workers; ++k) passes += plan.head_pass_seconds(k);
+      for (int64_t k = 0; k < plan.micro_batches(); ++k) passes += plan.head_pass_seconds(k);
     }
     model.base_s[0] = w * (in + header) / link + w * (out + header) / link + pcie(w * (in + out)) +
                       passes + static_cast<double>(plan.head_param_bytes) / plan.ps_update_rate.value();

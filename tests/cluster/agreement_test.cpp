@@ -27,19 +27,23 @@ using testing::ralp_binary;
 using testing::run_command;
 using testing::TempDir;
 
-// On nodes: 2 devices per node, the servers on the nodes; ps with and without local
-// aggregation, ralp and hybrid without it.
+// On nodes: 2 devices per node, the servers on the nodes; ps, ralp and hybrid with local
+// aggregation and without it.
 const std::string kNodes = R"("devices_per_node": 2, "ps_placement": "colocated",
     "node_interconnect": {"kind": "pcie", "bandwidth": "16GBps", "host_links": 2},)";
 
 std::string node_strategies(const std::string& cut) {
   return R"(["ps", {"name": "ps", "label": "ps-devices", "local_aggregation": false},
-      {"name": "ralp", "cut": ")" + cut + R"(", "local_aggregation": false},
+      {"name": "ralp", "label": "ralp-devices", "cut": ")" + cut + R"(",
+       "local_aggregation": false},
+      {"name": "ralp", "cut": ")" + cut + R"("},
+      {"name": "ralp", "label": "ralp-all", "cut": ")" + cut + R"(", "head_mode": "all_workers"},
       {"name": "allreduce", "fusion_threshold": "1MiB", "cycle_time": "1ms"},
       {"name": "allreduce", "label": "allreduce-hierarchical", "algorithm": "hierarchical",
        "fusion_threshold": "1MiB", "cycle_time": "1ms"},
-      {"name": "hybrid", "cut": ")" + cut + R"(", "local_aggregation": false,
-       "algorithm": "hierarchical"}])";
+      {"name": "hybrid", "label": "hybrid-devices", "cut": ")" + cut + R"(",
+       "local_aggregation": false, "algorithm": "hierarchical"},
+      {"name": "hybrid", "cut": ")" + cut + R"("}])";
 }
 
 std::string plain_strategies(const std::string& cut) {
@@ -199,8 +203,8 @@ TEST(Agreement, AlexNetOnePsTwoWorkers) { check_agreement("cifar_alexnet", "fc3"
 TEST(Agreement, AlexNetTwoPsThreeWorkers) { check_agreement("cifar_alexnet", "fc3", 2, 3); }
 TEST(Agreement, AllConvOnePsTwoWorkers) { check_agreement("cifar_allconv", "fc", 1, 2); }
 TEST(Agreement, AllConvTwoPsThreeWorkers) { check_agreement("cifar_allconv", "fc", 2, 3); }
-// 2 nodes of 2 devices, a server on each node: ps with local aggregation and without, ralp,
-// allreduce and hybrid; the same messages, bytes per host and bytes per node in both modes.
+// 2 nodes of 2 devices, a server on each node: ps, ralp and hybrid with local aggregation and
+// without, and allreduce; the same messages, bytes per host and bytes per node in both modes.
 TEST(Agreement, AlexNetOnNodesWithCoLocatedServers) {
   check_agreement("cifar_alexnet", "fc3", 2, 4, true);
 }

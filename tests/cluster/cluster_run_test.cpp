@@ -165,6 +165,44 @@ TEST(ClusterRun, AllConvStrategiesAgreeWithMpiAllreduceAndBatchedHead) {
   }
 }
 
+// On 2 nodes of 2 devices, ralp's and hybrid's heads take each node's micro-batch from its first
+// device (local aggregation, the default on nodes): one boundary message per node, and the same
+// update as ps and as the heads that take every device's micro-batch.
+TEST(ClusterRun, HeadsOnNodesTakeANodesMicroBatchAndGiveTheSameUpdate) {
+  const TempDir dir("cluster-test");
+  const std::string file = (dir.path / "nodes.json").string();
+  std::ofstream(file) << R"({"name": "nodes", "model": "cifar_allconv", "batch_per_worker": 4,
+      "cluster": {"workers": 4, "parameter_servers": 1, "worker_device": "cpu-core",
+                  "devices_per_node": 2,
+                  "node_interconnect": {"kind": "pcie", "bandwidth": "16GBps", "host_links": 2},
+                  "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
+      "strategies": ["ps", {"name": "ralp", "cut": "fc"}, {"name": "hybrid", "cut": "fc"},
+                     {"name": "hybrid", "label": "hybrid-devices", "cut": "fc",
+                      "local_aggregation": false}],
+      "steps": 1, "warmup_steps": 1, "seed": 7, "training": {"step_timeout": "30s"}})";
+  const std::string json = (dir.path / "measured.json").string();
+  const auto result = run_command(mpirun(5, file + " --quiet --json " + json +
+                                                " --dump-parameters " +
+                                                (dir.path / "params").string()));
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  const Json run = read_json_file(json);
+  // The same boundaries in two messages instead of four: two headers fewer each way.
+  const Json& nodes = result_of(run, "hybrid@fc");
+  const Json& devices = result_of(run, "hybrid-devices");
+  for (const char* direction : {"bytes_in", "bytes_out"}) {
+    EXPECT_EQ(host_bytes(devices, "ps-0", direction) - host_bytes(nodes, "ps-0", direction),
+              2 * kHeaderBytes)
+        << direction;
+  }
+  const LayerGraph graph = *zoo_model("cifar_allconv");
+  const auto reference = read_floats(dir.path / "params" / "ps.params");
+  for (const char* label : {"ralp@fc", "hybrid@fc", "hybrid-devices"}) {
+    const auto other = read_floats(dir.path / "params" / (std::string(label) + ".params"));
+    const auto differences = relative_differences(graph, reference, other);
+    EXPECT_LT(*std::max_element(differences.begin(), differences.end()), kTolerance) << label;
+  }
+}
+
 // The synthetic classes can be learned: over nine steps the loss falls clearly.
 // A pure all-reduce cluster needs no parameter server: two ranks, both workers.
 TEST(ClusterRun, AllreduceWithoutAParameterServer) {

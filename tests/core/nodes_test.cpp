@@ -123,17 +123,21 @@ TEST(Nodes, TrafficInsideANodeStaysOffItsNics) {
 }
 
 TEST(Nodes, ModesRefuseWhatTheyDoNotYetModelInOneLine) {
-  // ps aggregates inside nodes; ralp's head does not yet gather a node's boundaries.
+  // Every strategy takes nodes and local aggregation on a generated platform.
   EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["ps"])")));
-  const Scenario s = parse(R"("devices_per_node": 4,)", R"(["ralp"])");
+  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["ralp"])")));
+  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["hybrid"])")));
+  EXPECT_NO_THROW(require_modelled_nodes(parse("", R"(["ps"])")));
+  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["allreduce"])")));
+  // A platform file does not map nodes to its hosts yet.
+  Scenario s = parse(R"("devices_per_node": 4,)", R"(["ps"])");
+  s.platform.kind = PlatformKind::file;
   try {
     require_modelled_nodes(s);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_EQ(e.path(), "/strategies/0/local_aggregation");
+    EXPECT_EQ(e.path(), "/cluster/platform/kind");
   }
-  EXPECT_NO_THROW(require_modelled_nodes(parse("", R"(["ps"])")));
-  EXPECT_NO_THROW(require_modelled_nodes(parse(R"("devices_per_node": 4,)", R"(["allreduce"])")));
 }
 
 }  // namespace

@@ -31,10 +31,10 @@ std::vector<std::filesystem::path> shipped() {
   return out;
 }
 
-// The shipped machines of several GPUs per node (scenarios/modern); ralp and hybrid on such nodes
-// are the event simulation's alone. Measured: ps and the ring within 1.5% on NVLink machines and
-// 3.2% on p2.8xlarge's PCIe, where a node's first device's PCIe link carries both what it passes
-// on inside the node and its traffic to the servers, which the analytic does not share; the
+// The shipped machines of several GPUs per node (scenarios/modern). Measured: ps and the ring
+// within 1.5% on NVLink machines and 3.2% on p2.8xlarge's PCIe, where a node's first device's
+// PCIe link carries both what it passes on inside the node and its traffic to the servers, which
+// the analytic does not share; ralp and hybrid gathering each node's boundaries within 1.8%; the
 // hierarchical all-reduce within 5.4% on NVLink and 14.2% on PCIe (optimistic).
 constexpr double kNodesTolerance = 0.04;
 constexpr double kHierarchicalTolerance = 0.16;
@@ -51,7 +51,6 @@ TEST(Agreement, AnalyticWithinATenthOfAPercentOfTheEventSimulation) {
     for (const StrategySpec& spec : s.strategies) {
       const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
       if (has_cut && !spec.cut) continue;
-      if (has_cut && s.nodes.devices_per_node > 1) continue;
       const std::optional<LayerId> cut = has_cut ? s.model.find(*spec.cut) : std::nullopt;
       const double analytic = placement::estimate_strategy(s, spec, cut).step_time_s;
       const double simulated = sim::simulate_isolated(s, spec, cut, {}).step_time_mean_s;

@@ -1,5 +1,6 @@
 // The analytic model against the event simulation on nodes of several devices: NCCL's ring in
-// node order, and ps with and without local aggregation, on NVLink and PCIe nodes.
+// node order and the hierarchical all-reduce, and ps, ralp and hybrid with and without local
+// aggregation, on NVLink and PCIe nodes.
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -10,8 +11,12 @@
 namespace ralp {
 namespace {
 
-// Measured: at most 1.6% (ps with local aggregation), the others within 0.05%; docs/nodes.md.
+// Measured: at most 1.7% (ps and ralp with local aggregation), the ring, ps without it and
+// hybrid within 1.6%; docs/nodes.md.
 constexpr double kTolerance = 0.02;
+// ralp with every device a worker: its staggered devices share their node's NIC to the servers,
+// which the analytic's fluid model gives each device alone: up to 2.6% optimistic.
+constexpr double kDevicesTolerance = 0.03;
 // Hierarchical all-reduce: the analytic is up to 10% optimistic (the gathers, sums and sends
 // back of successive buffers overlap on the first device's links and device in the event
 // simulation in ways its per-buffer recurrence leaves out).
@@ -19,6 +24,7 @@ constexpr double kHierarchicalTolerance = 0.12;
 
 Scenario nodes_scenario(const std::string& model, int nodes, int per_node,
                         const std::string& interconnect, const std::string& nic, int servers = 2) {
+  const std::string cut = model == "resnet50" ? "fc" : "fc6";
   const std::string text = R"({"name": "nodes", "model": ")" + model + R"(",
       "batch_per_worker": 32,
       "cluster": {"workers": )" + std::to_string(nodes * per_node) + R"(, "devices_per_node": )" +
@@ -31,7 +37,14 @@ Scenario nodes_scenario(const std::string& model, int nodes, int per_node,
                      {"name": "ps", "label": "ps-devices", "local_aggregation": false},
                      {"name": "allreduce", "cycle_time": 0},
                      {"name": "allreduce", "label": "hierarchical", "cycle_time": 0,
-                      "algorithm": "hierarchical"}],
+                      "algorithm": "hierarchical"},
+                     {"name": "ralp", "label": "ralp-local", "cut": ")" + cut + R"("},
+                     {"name": "ralp", "label": "ralp-devices", "cut": ")" + cut + R"(",
+                      "local_aggregation": false},
+                     {"name": "hybrid", "label": "hybrid-local", "cut": ")" + cut + R"(",
+                      "cycle_time": 0},
+                     {"name": "hybrid", "label": "hybrid-devices", "cut": ")" + cut + R"(",
+                      "cycle_time": 0, "local_aggregation": false}],
       "steps": 2, "warmup_steps": 1})";
   return parse_scenario(parse_json_text(text, "nodes.json"), "nodes.json", RALP_TEST_DATA_DIR);
 }
@@ -50,15 +63,19 @@ TEST(NodesAgreement, AnalyticAgreesWithTheEventSimulation) {
   };
   for (const Scenario& s : scenarios) {
     for (const StrategySpec& spec : s.strategies) {
-      const double analytic = placement::estimate_strategy(s, spec, std::nullopt).step_time_s;
-      const double simulated = sim::simulate_isolated(s, spec, std::nullopt, {}).step_time_mean_s;
+      const std::optional<LayerId> cut = spec.cut ? s.model.find(*spec.cut) : std::nullopt;
+      const double analytic = placement::estimate_strategy(s, spec, cut).step_time_s;
+      const double simulated = sim::simulate_isolated(s, spec, cut, {}).step_time_mean_s;
       const double error = (analytic - simulated) / simulated;
       std::printf("%-10s %2lld x %lld  %-10s analytic %9.3f ms  simulated %9.3f ms  %+6.2f%%\n",
                   s.model.name().c_str(), static_cast<long long>(s.workers / s.nodes.devices_per_node),
                   static_cast<long long>(s.nodes.devices_per_node), spec.label.c_str(),
                   1e3 * analytic, 1e3 * simulated, 100 * error);
       const bool hierarchical = spec.algorithm == AllreduceAlgorithm::hierarchical;
-      EXPECT_LT(std::abs(error), hierarchical ? kHierarchicalTolerance : kTolerance)
+      const bool devices = spec.kind == StrategyKind::ralp && !spec.local_aggregation;
+      EXPECT_LT(std::abs(error), hierarchical ? kHierarchicalTolerance
+                                 : devices    ? kDevicesTolerance
+                                              : kTolerance)
           << s.model.name() << " " << spec.label;
     }
   }

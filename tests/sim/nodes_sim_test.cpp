@@ -184,6 +184,43 @@ TEST(NodesSim, LocalAggregationDividesTheServersTrafficByTheDevicesPerNode) {
   }
 }
 
+TEST(NodesSim, LocalAggregationSendsTheHeadOneMicroBatchPerNode) {
+  // ralp cut at fc2 on 2 nodes of 2 devices: fc1's 4 MB on the shard; a worker's boundary is fc1's
+  // output (8 x 1000 floats) and its 8 labels, and its gradient comes back. With local
+  // aggregation each node's first device gathers its partner's boundary over NVLink and sends the
+  // head one micro-batch of both, then passes the partner its half of the gradient.
+  const std::string model = R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
+      {"name": "fc1", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "fc2", "type": "fc", "out_features": 1000, "bias": false},
+      {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const double boundary = 8 * 1000 * 4 + 8 * 4;
+  const double gradient = 8 * 1000 * 4;
+  const double group = 4e6 + kHeader;
+  for (const bool local : {false, true}) {
+    SCOPED_TRACE(local ? "local aggregation" : "every device a worker");
+    const Scenario s = scenario_from(
+        R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
+        "devices_per_node": 2, "worker_device": )" + kInstantDevice + R"(,
+        "node_interconnect": {"kind": "nvlink", "bandwidth": "800Gbps"},
+        "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": 0}},
+        "network_model": "ideal", "strategies": [{"name": "ralp", "cut": "fc2",
+        "local_aggregation": )" + (local ? "true" : "false") + "}]");
+    const auto r = sim::simulate_isolated(s, s.strategies[0], s.model.find("fc2"), {});
+    const double senders = local ? 2 : 4;
+    const double per_sender = local ? 2 : 1;
+    EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_in,
+                     senders * (group + per_sender * boundary + kHeader));
+    EXPECT_DOUBLE_EQ(host(r, "ps-0").bytes_out,
+                     senders * (group + per_sender * gradient + kHeader));
+    // Inside node-1: nothing without it; with it, the pull passed on, the partner's push and
+    // boundary, and the partner's half of the gradient.
+    const double inside = 2 * group + boundary + gradient + 2 * kHeader;
+    EXPECT_DOUBLE_EQ(node(r, "node-1").interconnect, local ? inside : 0.0);
+    EXPECT_DOUBLE_EQ(node(r, "node-1").nic_out,
+                     senders / 2 * (group + per_sender * boundary + kHeader));
+  }
+}
+
 }  // namespace
 }  // namespace ralp
 

@@ -50,8 +50,10 @@ struct StepPlan {
   std::vector<Tensor> tensors;
   int64_t tail_param_bytes = 0;
 
-  // Head (ralp, hybrid), on ps-0.
-  Seconds head_micro_batch;  // forward + backward of one worker's micro-batch (batch B)
+  // Head (ralp, hybrid), on ps-0. A micro-batch is one worker's batch, or with the head's
+  // boundaries gathered on nodes (gathers_boundaries) one node's: micro_batch_devices workers'.
+  int64_t micro_batch_devices = 1;
+  Seconds head_micro_batch;  // forward + backward of one micro-batch (batch micro_batch_devices*B)
   Seconds head_full_batch;   // forward + backward of all W micro-batches at once (batch W*B)
   int64_t head_param_bytes = 0;
   // Sent by one worker per step (batch B): every boundary activation, the images when a head
@@ -96,6 +98,14 @@ struct StepPlan {
   [[nodiscard]] bool aggregates_locally() const {
     return uses_shards() && strategy.local_aggregation && devices_per_node > 1;
   }
+  // ralp, hybrid with local aggregation on nodes of several devices: each node's first device
+  // gathers its node's boundaries and sends them to the head as one micro-batch, and passes each
+  // device its part of the head's reply (schedule.hpp).
+  [[nodiscard]] bool gathers_boundaries() const {
+    return has_head() && strategy.local_aggregation && devices_per_node > 1;
+  }
+  // The micro-batches the head takes per step: one per worker, or per node.
+  [[nodiscard]] int64_t micro_batches() const { return workers / micro_batch_devices; }
   // allreduce, hybrid with the hierarchical algorithm on nodes of several devices: each node's
   // devices send their buffers to its first device, which sums them, all-reduces them in a ring of
   // the nodes' first devices and sends the result back (schedule.hpp).
@@ -106,11 +116,11 @@ struct StepPlan {
   // The estimated time of ring all-reducing `bytes` among the workers: 2 (W - 1) hops of a chunk,
   // each at the ring's bandwidth and latency or the strategy's transport's, whichever is slower.
   [[nodiscard]] double ring_seconds(int64_t bytes) const;
-  // The head PS's pass for worker w's micro-batch (per_worker): forward and backward, and for
-  // every worker after the first, adding the weight gradients it computed to those the earlier
+  // The head PS's pass for micro-batch k (per_worker): forward and backward, and for every
+  // micro-batch after the first, adding the weight gradients it computed to those the earlier
   // micro-batches left (a sum of head_param_bytes at the PS's gradient-sum rate), as the real
   // head does.
-  [[nodiscard]] double head_pass_seconds(int64_t w) const;
+  [[nodiscard]] double head_pass_seconds(int64_t k) const;
   // Size on the wire of a gradient of `bytes` after compression (rounded up to whole bytes).
   [[nodiscard]] int64_t compressed(int64_t bytes) const;
 };
