@@ -193,6 +193,8 @@ struct Links {
     return net.devices_per_node > 1 ? 2.0 * net.interconnect_latency : 0.0;
   }
   [[nodiscard]] double worker_ps_latency() const {
+    // Co-located on one node: a device's link and host link, and the server's link.
+    if (net.colocated && net.nodes == 1) return 3.0 * net.interconnect_latency;
     return net.worker_nic.latency.value() + net.ps_nic.latency.value() + backbone_latency() +
            node_latency();
   }
@@ -209,8 +211,28 @@ struct Links {
     if (net.tcp_window && route_latency > 0.0) rate = std::min(rate, kTcpGamma / (2.0 * route_latency));
     return rate;
   }
+  // A worker <-> co-located PS flow, `at_ps` at the shard and `at_worker` at the worker: every
+  // flow of a shard crosses its link; on one node the devices' flows share their host links;
+  // across nodes the share of flows that leave a node, (N - 1) / N, crosses the NICs.
+  [[nodiscard]] double colocated_rate(double at_ps, double at_worker) const {
+    const double f = net.bandwidth_factor;
+    double rate = f * net.ps_link / at_ps;
+    if (net.device_link > 0.0) rate = std::min(rate, f * net.device_link / at_worker);
+    const auto nodes = static_cast<double>(net.nodes);
+    if (nodes <= 1.0) {
+      // The devices talking split among the host links (at_ps of them, one per flow).
+      const double per_root = std::max(1.0, at_ps / static_cast<double>(net.host_links));
+      rate = std::min(rate, f * net.device_link / (per_root * at_worker));
+      return cap(rate, worker_ps_latency(), at_ps * at_worker);
+    }
+    const double remote = (nodes - 1.0) / nodes;
+    rate = std::min({rate, f * net.ps_nic.bandwidth.value() / (remote * at_ps),
+                     f * net.worker_nic.bandwidth.value() / (remote * at_worker * net.nic_sharers)});
+    return cap(rate, worker_ps_latency(), at_ps * at_worker);
+  }
   // A worker <-> PS flow among `at_ps` on the PS's link and `at_worker` on the worker's.
   [[nodiscard]] double ps_rate(double at_ps, double at_worker) const {
+    if (net.colocated) return colocated_rate(at_ps, at_worker);
     double rate = std::min(net.bandwidth_factor * net.ps_nic.bandwidth.value() / at_ps,
                            net.bandwidth_factor * net.worker_nic.bandwidth.value() /
                                (at_worker * net.nic_sharers));
@@ -793,6 +815,14 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
     net.interconnect_latency = interconnect_latency(scenario).value();
     const auto& link = scenario.nodes.interconnect;
     net.pcie_roots = link && link->kind == InterconnectKind::pcie && link->host_links > 1;
+  }
+  if (scenario.nodes.ps_placement == PsPlacement::colocated) {
+    net.colocated = true;
+    net.ps_nic = net.worker_nic;  // a shard leaves by its node's NIC
+    net.ps_link = device_link_bandwidth(scenario, scenario.ps_device).value();
+    net.device_link = device_link_bandwidth(scenario, scenario.worker_device).value();
+    const auto& link = scenario.nodes.interconnect;
+    net.host_links = link ? link->host_links : 1;
   }
   switch (scenario.network_model.kind) {
     case NetworkModelKind::tcp:

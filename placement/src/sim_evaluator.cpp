@@ -70,11 +70,6 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
                      "is \"" + t.name + "\", whose CPU time and link share only the event "
                      "simulation models; expected \"ideal\" with --fidelity analytic");
   }
-  if (scenario.nodes.ps_placement == PsPlacement::colocated) {
-    throw InputError(scenario.file, "/cluster/ps_placement",
-                     "is \"colocated\", which only the event simulation models for now; "
-                     "expected \"separate\" with --fidelity analytic");
-  }
   if (scenario.platform.nic_burst.value() > 0.0) {
     throw InputError(scenario.file, "/cluster/platform/nic_burst",
                      "shapes NICs with token buckets, which only the event simulation models; "

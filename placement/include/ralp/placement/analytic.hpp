@@ -40,6 +40,12 @@ struct AnalyticNetwork {
   double peer_link = 0.0;
   double interconnect_latency = 0.0;
   bool pcie_roots = false;  // pcie with several host links: peers may cross two of them
+  // Co-located parameter servers (core/nodes.hpp): each shard on a node, behind its own link to
+  // the node's host side (`ps_link`); a flow to a shard on another node crosses both nodes' NICs,
+  // one to a shard on its own node the devices' links and the node's host links instead.
+  bool colocated = false;
+  double ps_link = 0.0;
+  int64_t host_links = 1;
 };
 AnalyticNetwork analytic_network(const Scenario& scenario);
 
