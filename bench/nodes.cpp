@@ -1,9 +1,11 @@
 // Benchmark: VGG-16 at batch 64 on 128 nodes of 8 V100 on NVLink over a 100 Gbps star (1,024
 // GPUs), the analytic fidelity in process (targets: under 10 ms per scenario) and the event
 // simulation per simulated step for ps (local aggregation, 8 separate parameter servers) and
-// NCCL's ring (target: under 1 s). Prints a table with a context block, and writes it to --out.
+// NCCL's ring (target: under 1 s). The event column divides a whole run (setup included) by the
+// steps it simulates; the marginal column is what each step beyond them adds, from a second run
+// with --more steps more. Prints a table with a context block, and writes it to --out.
 //
-//   build/bench/nodes [--nodes N] [--steps K] [--repetitions R] [--out FILE]
+//   build/bench/nodes_bench [--nodes N] [--steps K] [--more M] [--repetitions R] [--out FILE]
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -40,7 +42,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string context(int repetitions, int steps) {
+std::string context(int repetitions, int steps, int more) {
   utsname host{};
   uname(&host);
   std::string load;
@@ -54,7 +56,8 @@ std::string context(int repetitions, int steps) {
       << date << "\n"
       << "method: analytic: median wall time of " << repetitions
       << " in-process estimates per strategy; event: one simulation of 1 warm-up + " << steps
-      << " steps per strategy in a child process, wall time over the steps simulated\n";
+      << " steps per strategy in a child process, wall time over the steps simulated; marginal:"
+      << " a second simulation of " << more << " steps more, the wall time it adds per step\n";
   return out.str();
 }
 
@@ -63,22 +66,25 @@ std::string context(int repetitions, int steps) {
 int main(int argc, char** argv) {
   int nodes = 128;
   int steps = 2;
+  int more = 4;
   int repetitions = 20;
   std::string out_file;  // none: stdout only (bench/record keeps it)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--more") == 0) more = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--repetitions") == 0) repetitions = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--out") == 0) out_file = argv[i + 1];
   }
   const ralp::Scenario s = scenario(nodes, steps);
+  const ralp::Scenario longer = scenario(nodes, steps + more);
   std::ostringstream table;
   table << "nodes: VGG-16, batch 64, " << nodes << " nodes x 8 v100 (datasheet) on NVLink, "
         << "100 Gbps star, tcp network model, 8 parameter servers\n"
-        << context(repetitions, steps);
+        << context(repetitions, steps, more);
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %16s  %14s\n", "strategy", "analytic ms",
-                "analytic step", "event s/step", "event step");
+  std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %13s  %15s  %12s\n", "strategy",
+                "analytic ms", "analytic step", "event s/step", "marginal s/step", "event step");
   table << line;
   for (const ralp::StrategySpec& spec : s.strategies) {
     std::vector<double> walls;
@@ -89,12 +95,15 @@ int main(int argc, char** argv) {
       walls.push_back(seconds_since(start));
     }
     std::sort(walls.begin(), walls.end());
-    const auto start = Clock::now();
+    auto start = Clock::now();
     const auto result = ralp::sim::simulate_isolated(s, spec, std::nullopt, {});
-    const double per_step = seconds_since(start) / static_cast<double>(steps + 1);
-    std::snprintf(line, sizeof line, "%-10s  %12.3f  %11.1f ms  %16.3f  %11.1f ms\n",
+    const double wall = seconds_since(start);
+    start = Clock::now();
+    ralp::sim::simulate_isolated(longer, spec, std::nullopt, {});
+    const double marginal = (seconds_since(start) - wall) / static_cast<double>(more);
+    std::snprintf(line, sizeof line, "%-10s  %12.3f  %10.1f ms  %13.3f  %15.3f  %9.1f ms\n",
                   spec.label.c_str(), 1e3 * walls[walls.size() / 2], 1e3 * analytic_step,
-                  per_step, 1e3 * result.step_time_mean_s);
+                  wall / static_cast<double>(steps + 1), marginal, 1e3 * result.step_time_mean_s);
     table << line;
   }
   table << "targets: analytic under 10 ms per strategy; event under 1 s per simulated step\n";

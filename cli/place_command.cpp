@@ -3,6 +3,7 @@
 // table and as JSON.
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +22,8 @@ struct PlaceCommandOptions {
   bool quiet = false;
 };
 
-std::string seconds(double s) { return format_seconds(Seconds(s)); }
+// "-" where there is no time (the analytic model does not price a platform file).
+std::string seconds(double s) { return std::isfinite(s) ? format_seconds(Seconds(s)) : "-"; }
 
 std::string signed_percent(double fraction) {
   return (fraction >= 0.0 ? "+" : "") + fixed(100.0 * fraction, 1) + "%";
@@ -190,7 +192,9 @@ void print_answer(const Scenario& scenario, const placement::Placement& answer, 
   const auto row = [&](const placement::StrategyPlacement& p, const std::string& note) {
     summary.add_row({p.spec.label + note, p.cut ? p.cut_name : "-", seconds(p.analytic_s),
                      seconds(p.simulated_s),
-                     signed_percent((p.analytic_s - p.simulated_s) / p.simulated_s)});
+                     std::isfinite(p.analytic_s)
+                         ? signed_percent((p.analytic_s - p.simulated_s) / p.simulated_s)
+                         : "-"});
   };
   for (const auto& p : answer.strategies) row(p, "");
   for (const auto& p : answer.baselines) row(p, " (baseline)");

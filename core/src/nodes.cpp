@@ -64,14 +64,12 @@ void count_node_traffic(const NodeLayout& layout, int64_t src, int64_t dst, doub
 }
 
 void require_modelled_nodes(const Scenario& scenario) {
-  const NodeSpec& nodes = scenario.nodes;
-  const std::string later = ", which this version parses but does not yet simulate, expected ";
-  const bool on_nodes =
-      nodes.devices_per_node > 1 || nodes.ps_placement == PsPlacement::colocated;
-  if (on_nodes && scenario.platform.kind == PlatformKind::file) {
-    throw InputError(scenario.file, "/cluster/platform/kind",
-                     "is \"file\" with nodes (several devices or co-located servers)" + later +
-                         "a generated platform");
+  // A platform file's hosts stand for the devices and servers: its routes carry the traffic
+  // inside nodes and between them, so there are no NICs per node to choose.
+  if (scenario.platform.kind == PlatformKind::file && scenario.nodes.nics_per_node > 1) {
+    throw InputError(scenario.file, "/cluster/nics_per_node",
+                     "is " + std::to_string(scenario.nodes.nics_per_node) +
+                         " with a platform file, whose routes carry every message; expected 1");
   }
 }
 

@@ -841,6 +841,10 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
   return net;
 }
 
+bool analytic_covers(const Scenario& scenario) {
+  return scenario.platform.kind != PlatformKind::file;
+}
+
 AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,
                                AnalyticDetail detail) {
   AnalyticNetwork net = analytic_network(scenario);

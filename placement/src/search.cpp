@@ -55,10 +55,11 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
                      "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                          scenario.model.name() + " has no valid cut");
   }
-  // The analytic model prices no transport (core/transport.hpp): under one, every cut is
-  // simulated and the ranking is the simulation's.
-  const size_t wanted = spec.transport.is_ideal() ? static_cast<size_t>(options.top_k)
-                                                  : std::numeric_limits<size_t>::max();
+  // The analytic model prices no transport (core/transport.hpp) and no platform file: under
+  // either, every cut is simulated and the ranking is the simulation's.
+  const bool priced = spec.transport.is_ideal() && analytic_covers(scenario);
+  const size_t wanted = priced ? static_cast<size_t>(options.top_k)
+                               : std::numeric_limits<size_t>::max();
   out.ranking = rank_cuts(scenario, spec, wanted);
   const size_t k = std::min(out.ranking.size(), wanted);
   std::vector<std::optional<Head>> heads;
@@ -130,6 +131,7 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
 
 double analytic_step_time(const Scenario& scenario, const StrategySpec& strategy,
                           const std::optional<Head>& head) {
+  if (!analytic_covers(scenario)) return std::numeric_limits<double>::quiet_NaN();
   if (!head) return estimate_strategy(scenario, strategy, std::nullopt).step_time_s;
   if (head->is_suffix()) return estimate_strategy(scenario, strategy, head->cut()).step_time_s;
   return estimate_strategy(scenario_for_head(scenario, *head), strategy, head->cut()).step_time_s;
@@ -161,8 +163,11 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
     Candidate c{std::move(head),          std::move(name),         plan.boundary_bytes,
                 plan.activation_grad_bytes, plan.head_param_bytes, plan.tail_param_bytes,
                 out.size()};
-    const double bound = estimate_step(scenario, plan, AnalyticDetail::lower_bound).step_time_s;
-    out.push_back({std::move(c), bound, std::nullopt, false});
+    // Without an analytic price (a platform file) the candidates stay in model order, unranked.
+    const double bound = analytic_covers(scenario)
+                             ? estimate_step(scenario, plan, AnalyticDetail::lower_bound).step_time_s
+                             : std::numeric_limits<double>::quiet_NaN();
+    out.push_back({std::move(c), bound, std::nullopt, !analytic_covers(scenario)});
     cut_plans.push_back(std::move(plan));
   }
   // Lowest bound first; ties to the earlier candidate, so the order is deterministic.
@@ -171,6 +176,7 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
   });
   // The fluid model for candidates in that order, until no bound left is below the exact-th
   // best estimate: no candidate left could enter the best `exact`.
+  if (!analytic_covers(scenario)) return out;
   std::vector<double> best;  // the fluid estimates so far, the best `exact` of them, sorted
   exact = std::max<size_t>(exact, 1);
   for (RankedCut& r : out) {
@@ -192,6 +198,7 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
 namespace {
 
 void compare_shards(const Scenario& scenario, StrategyPlacement& p) {
+  if (!analytic_covers(scenario)) return;  // the shards' loads are analytic
   const bool sharded = p.spec.kind == StrategyKind::ps || p.spec.kind == StrategyKind::ralp;
   if (sharded && scenario.parameter_servers > 1) {
     if (p.cut && !p.cut->is_suffix()) {

@@ -53,6 +53,11 @@ std::vector<sim::ResolvedStrategy> resolve_cuts(const Scenario& scenario,
 }
 
 ScenarioResult analytic_scenario(const Scenario& scenario) {
+  if (!analytic_covers(scenario)) {
+    throw InputError(scenario.file, "/cluster/platform/kind",
+                     "is \"file\", whose links and routes only the event simulation models; "
+                     "expected a generated platform with --fidelity analytic");
+  }
   if (!scenario.shared_devices.empty()) {
     throw InputError(scenario.file, "/cluster/shared_devices",
                      "describes hosts that share devices, which only the event simulation "

@@ -1,5 +1,6 @@
 // The CLI's model and profile commands: JSON fields, determinism, exit statuses.
 #include <algorithm>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -169,6 +170,38 @@ TEST(Cli, SimulateTakesOverrides) {
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(bad.err, "error: " + message + "\n");
     EXPECT_EQ(bad.out, "");
+  }
+}
+
+// The analytic model prices no platform file: --fidelity analytic refuses one in one line, and
+// ralp place simulates every cut instead of ranking them, with no analytic time to show.
+TEST(Cli, APlatformFileHasNoAnalyticPrice) {
+  if (!have_simulator()) GTEST_SKIP() << "this build has no simulator";
+  const std::string file = std::string(RALP_SOURCE_DIR) + "/scenarios/examples/platform-file.json";
+  const auto analytic = run_command(ralp_binary() + " simulate --quiet " + file +
+                                    " --fidelity analytic --strategy ps");
+  EXPECT_EQ(analytic.status, 2);
+  EXPECT_EQ(analytic.err, "error: " + file + ": /cluster/platform/kind is \"file\", whose links "
+                          "and routes only the event simulation models; expected a generated "
+                          "platform with --fidelity analytic\n");
+  // ralp with cut "auto" on the same platform: resnet18's every cut simulated, none ranked.
+  const std::string searched = ::testing::TempDir() + "/platform-file-auto.json";
+  std::ofstream(searched) << R"({"name": "file-auto", "model": "resnet18", "batch_per_worker": 8,
+      "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "v100",
+                  "platform": {"kind": "file", "file": ")"
+                          << RALP_SOURCE_DIR << R"(/platforms/two-racks.xml"}},
+      "strategies": [{"name": "ralp", "cut": "auto"}], "steps": 1, "warmup_steps": 1})";
+  const auto place = run_command(ralp_binary() + " place --quiet " + searched);
+  ASSERT_EQ(place.status, 0) << place.err;
+  EXPECT_EQ(place.out.find("inf"), std::string::npos) << place.out;
+  EXPECT_EQ(place.out.find("nan"), std::string::npos) << place.out;
+  const auto json = run_command(ralp_binary() + " place --quiet " + searched + " --json -");
+  ASSERT_EQ(json.status, 0) << json.err;
+  const Json ranking = parse_json_text(json.out, "stdout")["strategies"][0]["ranking"];
+  ASSERT_GT(ranking.size(), 3u);  // more than --top's default
+  for (const Json& r : ranking) {
+    EXPECT_TRUE(r["analytic_step_time_s"].is_null());
+    EXPECT_TRUE(r["simulated_step_time_s"].is_number()) << r;
   }
 }
 

@@ -189,6 +189,44 @@ TEST(Platforms, FatTreePlatformFile) {
                                      R"(/platforms/fat-tree-16.xml"})"));
 }
 
+// Nodes on a platform file: its hosts stand for the devices, grouped in order, and its routes
+// carry every message. two-racks.xml puts node-0..3 in one rack, node-4..7 in the other: with 2
+// devices per node, ps with local aggregation sends the same messages as on a star, and each
+// node's bytes are counted by their ends.
+TEST(Platforms, PlatformFileWithNodes) {
+  const std::string nodes = R"("devices_per_node": 2, )";
+  const std::string file = R"({"kind": "file", "file": ")" RALP_SOURCE_DIR
+                           R"(/platforms/two-racks.xml", "roles": {"ps-0": "node-7"}})";
+  const Scenario s = scenario_from(R"("model": )" + fc_model(1000, 1000) + R"(,
+      "batch_per_worker": 8, "cluster": {"workers": 4, "worker_device": )" + kInstantDevice +
+      ", " + nodes + R"("platform": )" + file + R"(}, "strategies": ["ps"])");
+  sim::RunOptions options;
+  options.messages = true;
+  const auto r = sim::simulate_isolated(s, s.strategies[0], std::nullopt, options);
+  ASSERT_EQ(r.nodes.size(), 2u);
+  // node-1 (worker-2, worker-3): one pull in and one push out over its NIC, and inside the
+  // pull passed on and worker-3's push.
+  const double group = 4e6 + 24;
+  EXPECT_DOUBLE_EQ(r.nodes[1].nic_in, group);
+  EXPECT_DOUBLE_EQ(r.nodes[1].nic_out, group);
+  EXPECT_DOUBLE_EQ(r.nodes[1].interconnect, 2 * group);
+  const Scenario star = scenario_from(R"("model": )" + fc_model(1000, 1000) + R"(,
+      "batch_per_worker": 8, "cluster": {"workers": 4, "worker_device": )" + kInstantDevice +
+      ", " + nodes + R"("platform": {"kind": "star", "nic_bandwidth": "10Gbps"}},
+      "strategies": ["ps"])");
+  const auto on_star = sim::simulate_isolated(star, star.strategies[0], std::nullopt, options);
+  EXPECT_EQ(r.messages, on_star.messages);
+  // Several NICs per node describe a generated platform only.
+  Scenario nics = s;
+  nics.nodes.nics_per_node = 2;
+  try {
+    sim::simulate_isolated(nics, nics.strategies[0], std::nullopt, {});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.path(), "/cluster/nics_per_node");
+  }
+}
+
 TEST(Platforms, TopologyTooSmallIsABadScenario) {
   EXPECT_THROW(on(R"({"kind": "torus", "nic_bandwidth": "10Gbps", "topology": "2,2"})"),
                InputError);

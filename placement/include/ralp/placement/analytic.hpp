@@ -48,6 +48,9 @@ struct AnalyticNetwork {
   int64_t host_links = 1;
 };
 AnalyticNetwork analytic_network(const Scenario& scenario);
+// Whether the analytic model prices the scenario's network: a generated platform; a platform
+// file's links and routes are SimGrid's alone.
+[[nodiscard]] bool analytic_covers(const Scenario& scenario);
 
 // What the estimate is made of (seconds from the step's start, for the representative worker).
 struct AnalyticEstimate {

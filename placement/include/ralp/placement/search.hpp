@@ -4,6 +4,7 @@
 // cut beats the best uncut strategy by more than the scenario's threshold.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,7 +58,7 @@ struct RankedCut {
   bool estimated = false;             // analytic_s is the estimate (else a lower bound)
   // (analytic - simulated) / simulated, where simulated.
   [[nodiscard]] std::optional<double> gap() const {
-    if (!simulated_s) return std::nullopt;
+    if (!simulated_s || std::isnan(analytic_s)) return std::nullopt;
     return (analytic_s - *simulated_s) / *simulated_s;
   }
 };
