@@ -78,44 +78,43 @@ struct Builder {
 
   [[nodiscard]] int64_t workers() const { return s.workers; }
   [[nodiscard]] int32_t head_host() const { return s.ps_host(0); }
-  // With local aggregation: the first device of w's node, which talks to the shards for the node.
-  [[nodiscard]] int64_t leader_of(int64_t w) const {
-    return plan.aggregates_locally() ? w - w % plan.devices_per_node : w;
+  // Where a node acts as one (`grouped`): the first device of w's node, which speaks for it;
+  // else w.
+  [[nodiscard]] int64_t first_of(int64_t w, bool grouped) const {
+    return grouped ? w - w % plan.devices_per_node : w;
   }
-  // The node's other devices when w leads one; else none.
-  [[nodiscard]] std::vector<int64_t> members_of(int64_t w) const {
+  // The node's other devices when w speaks for it; else none.
+  [[nodiscard]] std::vector<int64_t> others_of(int64_t w, bool grouped) const {
     std::vector<int64_t> out;
-    if (!plan.aggregates_locally() || leader_of(w) != w) return out;
+    if (!grouped || first_of(w, grouped) != w) return out;
     for (int64_t m = w + 1; m < w + plan.devices_per_node; ++m) out.push_back(m);
     return out;
   }
-  // The workers that talk to the shards: every worker, or each node's first device.
-  [[nodiscard]] std::vector<int64_t> pushers() const {
+  // Every worker, or each node's first device.
+  [[nodiscard]] std::vector<int64_t> speakers(bool grouped) const {
     std::vector<int64_t> out;
     for (int64_t w = 0; w < workers(); ++w) {
-      if (leader_of(w) == w) out.push_back(w);
+      if (first_of(w, grouped) == w) out.push_back(w);
     }
     return out;
   }
-
-  // With the head's boundaries gathered on nodes: the first device of w's node, which sends
-  // the node's micro-batch to the head; else w.
+  // With local aggregation the node's first device talks to the shards for the node.
+  [[nodiscard]] int64_t leader_of(int64_t w) const {
+    return first_of(w, plan.aggregates_locally());
+  }
+  [[nodiscard]] std::vector<int64_t> members_of(int64_t w) const {
+    return others_of(w, plan.aggregates_locally());
+  }
+  [[nodiscard]] std::vector<int64_t> pushers() const { return speakers(plan.aggregates_locally()); }
+  // With the head's boundaries gathered on nodes it sends the head the node's micro-batch.
   [[nodiscard]] int64_t head_leader_of(int64_t w) const {
-    return plan.gathers_boundaries() ? w - w % plan.devices_per_node : w;
+    return first_of(w, plan.gathers_boundaries());
   }
   [[nodiscard]] std::vector<int64_t> head_members_of(int64_t w) const {
-    std::vector<int64_t> out;
-    if (!plan.gathers_boundaries() || head_leader_of(w) != w) return out;
-    for (int64_t m = w + 1; m < w + plan.devices_per_node; ++m) out.push_back(m);
-    return out;
+    return others_of(w, plan.gathers_boundaries());
   }
-  // The workers that send the head a micro-batch: every worker, or each node's first device.
   [[nodiscard]] std::vector<int64_t> head_senders() const {
-    std::vector<int64_t> out;
-    for (int64_t w = 0; w < workers(); ++w) {
-      if (head_leader_of(w) == w) out.push_back(w);
-    }
-    return out;
+    return speakers(plan.gathers_boundaries());
   }
 
   // Per group index of s.groups: the groups of each layer.
