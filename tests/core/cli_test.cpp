@@ -185,7 +185,8 @@ TEST(Cli, APlatformFileHasNoAnalyticPrice) {
                           "and routes only the event simulation models; expected a generated "
                           "platform with --fidelity analytic\n");
   // ralp with cut "auto" on the same platform: resnet18's every cut simulated, none ranked.
-  const std::string searched = ::testing::TempDir() + "/platform-file-auto.json";
+  const testing::TempDir dir("cli-test");
+  const std::string searched = (dir.path / "platform-file-auto.json").string();
   std::ofstream(searched) << R"({"name": "file-auto", "model": "resnet18", "batch_per_worker": 8,
       "cluster": {"workers": 2, "parameter_servers": 1, "worker_device": "v100",
                   "platform": {"kind": "file", "file": ")"
