@@ -265,14 +265,16 @@ struct Model {
   AnalyticDetail detail = AnalyticDetail::fluid;
   // Local aggregation (ps on nodes): `workers` counts the nodes' first devices, which pass each
   // group's values on to the node's other `members` and sum their gradients, each message over
-  // the peer links at `peer_rate` (the first device's link shared by the members).
+  // the peer links (the first device's link shared by the members).
   double members = 0.0;
-  double peer_rate = 0.0;
 
   // One group's values passed on to, or its gradients gathered from, every member at once: as
   // many flows as members share the first device's link.
-  [[nodiscard]] double gather(double bytes) const {
-    return members > 0.0 ? (bytes + kHeader) / peer_rate : 0.0;
+  [[nodiscard]] double gather(double bytes) const { return over_peer_link(members, bytes); }
+  // `others` messages of `bytes` each at once over the first device's peer link.
+  [[nodiscard]] double over_peer_link(double others, double bytes) const {
+    if (others <= 0.0) return 0.0;
+    return others * (bytes + kHeader) / (links.net.bandwidth_factor * links.net.peer_link);
   }
 
   // The head's boundaries gathered on nodes (StepPlan::gathers_boundaries): the other devices'
@@ -281,10 +283,8 @@ struct Model {
   [[nodiscard]] double head_devices() const {
     return static_cast<double>(plan.micro_batch_devices);
   }
-  [[nodiscard]] double over_peer_link(int64_t bytes_per_device) const {
-    if (plan.micro_batch_devices <= 1) return 0.0;
-    return (head_devices() - 1.0) * (static_cast<double>(bytes_per_device) + kHeader) /
-           (links.net.bandwidth_factor * links.net.peer_link);
+  [[nodiscard]] double head_gather(int64_t bytes_per_device) const {
+    return over_peer_link(head_devices() - 1.0, static_cast<double>(bytes_per_device));
   }
   // A micro-batch's activation gradient from the head: bytes, and the time from its arrival to
   // the start of the backward of every device it serves (its copy, and the parts passed on).
@@ -292,7 +292,7 @@ struct Model {
     return static_cast<double>(plan.activation_grad_bytes) * head_devices();
   }
   [[nodiscard]] double reply_to_backward() const {
-    return seconds_for(reply_bytes(), plan.worker_pcie) + over_peer_link(plan.activation_grad_bytes);
+    return seconds_for(reply_bytes(), plan.worker_pcie) + head_gather(plan.activation_grad_bytes);
   }
 
   [[nodiscard]] double backward_of(LayerId l) const {
@@ -621,7 +621,7 @@ struct Model {
     const double grad = reply_bytes();
     const int64_t senders = plan.micro_batches();
     const double sent =
-        forward_end + over_peer_link(plan.boundary_bytes) + seconds_for(boundary, plan.worker_pcie);
+        forward_end + head_gather(plan.boundary_bytes) + seconds_for(boundary, plan.worker_pcie);
     const double arrived = sent + links.ps_message(
                                       boundary, links.ps_rate(static_cast<double>(senders), 1.0));
     const double copy_in = seconds_for(boundary, plan.ps_pcie);
@@ -860,7 +860,6 @@ AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPla
   if (local) {
     m.workers = static_cast<double>(plan.workers / per_node);
     m.members = static_cast<double>(per_node - 1);
-    m.peer_rate = net.bandwidth_factor * net.peer_link / m.members;
   }
   AnalyticEstimate e = plan.uses_shards() ? m.shards_step() : m.ring_step();
   e.network_s = network_bound(plan, net);
