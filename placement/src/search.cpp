@@ -170,13 +170,13 @@ std::vector<RankedCut> rank_cuts(const Scenario& scenario, const StrategySpec& s
     out.push_back({std::move(c), bound, std::nullopt, !analytic_covers(scenario)});
     cut_plans.push_back(std::move(plan));
   }
+  if (!analytic_covers(scenario)) return out;
   // Lowest bound first; ties to the earlier candidate, so the order is deterministic.
   std::stable_sort(out.begin(), out.end(), [](const RankedCut& a, const RankedCut& b) {
     return a.analytic_s < b.analytic_s;
   });
   // The fluid model for candidates in that order, until no bound left is below the exact-th
   // best estimate: no candidate left could enter the best `exact`.
-  if (!analytic_covers(scenario)) return out;
   std::vector<double> best;  // the fluid estimates so far, the best `exact` of them, sorted
   exact = std::max<size_t>(exact, 1);
   for (RankedCut& r : out) {
