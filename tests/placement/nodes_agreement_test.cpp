@@ -84,7 +84,7 @@ TEST(NodesAgreement, AnalyticAgreesWithTheEventSimulation) {
 
 // Co-located parameter servers: published setups of each kind (scenarios/published/multi-gpu)
 // at wire speed (the analytic fidelity prices no transport), with ralp and hybrid at the FC head
-// beside each's ps. Measured: within 6.2% (pessimistic, on the EC2 p2.8xlarge distributed row: 4
+// beside each's ps. Measured: within 5.8% (pessimistic, on the EC2 p2.8xlarge distributed row: 4
 // nodes of 8 K80 with a CPU server each), on one node within 1.1%; docs/nodes.md.
 constexpr double kColocatedTolerance = 0.07;
 
