@@ -361,6 +361,10 @@ Platform roles_from_file(sg4::Engine& engine, const Scenario& s) {
   return out;
 }
 
+// Bytes of a TCP window that never binds: gamma / (2 x latency) stays finite and far above any
+// link's rate for every latency a scenario can hold.
+constexpr double kNoTcpWindow = 1e100;
+
 }  // namespace
 
 void configure_network_model(const NetworkModelSpec& spec) {
@@ -371,7 +375,11 @@ void configure_network_model(const NetworkModelSpec& spec) {
     case NetworkModelKind::factors:
       sg4::Engine::set_config("network/model:CM02");
       sg4::Engine::set_config("network/crosstraffic", false);
-      sg4::Engine::set_config("network/TCP-gamma", 0.0);
+      // No TCP window: a window too large to bind. A window of 0 would not do, as SimGrid 3.32
+      // bounds a flow with latency by min(its set_rate, gamma / (2 x latency)), and a bound of 0
+      // means none: every rate the simulator sets (a transport's link share, a CPU's pace) would
+      // be dropped.
+      sg4::Engine::set_config("network/TCP-gamma", kNoTcpWindow);
       sg4::Engine::set_config("network/latency-factor", spec.latency_factor);
       sg4::Engine::set_config("network/bandwidth-factor", spec.bandwidth_factor);
       break;

@@ -35,12 +35,13 @@ class TransportTest : public ::testing::Test {
 
   // W workers and one PS on `device`, every NIC 8 Gbps (1 GB/s), the strategy as given.
   static Scenario cluster(int workers, const std::string& device, const std::string& strategy,
-                          const std::string& extra = "") {
+                          const std::string& extra = "", const std::string& latency = "0") {
     return scenario_from(R"("model": )" + fc_model(1000, 1000) +
                          R"(, "batch_per_worker": 8, "cluster": {"workers": )" +
                          std::to_string(workers) + extra + R"(, "worker_device": )" + device +
                          R"(, "ps_device": )" + device +
-                         R"(, "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": 0}},
+                         R"(, "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": ")" + latency +
+                         R"("}},
                          "pcie_copies": false, "network_model": "ideal", "strategies": [)" +
                          strategy + "]");
   }
@@ -86,6 +87,21 @@ TEST_F(TransportTest, ALinkShareSlowsConnectionsBetweenNodesOnly) {
   const Scenario wire = cluster(4, kInstantDevice, R"({"name": "allreduce", "cycle_time": 0})", node);
   EXPECT_GT(step(together), 0.0);
   EXPECT_DOUBLE_EQ(step(together), step(wire));
+}
+
+TEST_F(TransportTest, ARateHoldsOnRoutesWithLatency) {
+  // The same closed forms with 100 us on every link (200 us a route on the star): a link share
+  // and a CPU's pace bound a flow's rate whatever the latency the network model adds. At half
+  // of 1 GB/s, each of the ring's 6 hops takes 1 ms more than on the ideal transport; the PS's
+  // pull and push on a GPU take 200 us + 8.1 ms each.
+  const std::string ring = R"({"name": "allreduce", "cycle_time": 0, "transport": "test-share"})";
+  const Scenario shared = cluster(4, kInstantDevice, ring, "", "100us");
+  const Scenario wire =
+      cluster(4, kInstantDevice, R"({"name": "allreduce", "cycle_time": 0})", "", "100us");
+  EXPECT_LT(relative_error(step(shared) - step(wire), 6e-3), kTolerance) << step(shared);
+  const Scenario cpu =
+      cluster(1, kInstantGpu, R"({"name": "ps", "transport": "test-cpu"})", "", "100us");
+  EXPECT_LT(relative_error(step(cpu), 2 * (200e-6 + kMessageSeconds)), kTolerance) << step(cpu);
 }
 
 TEST_F(TransportTest, AnUnknownTransportNamesTheKeyAndTheAcceptedNames) {
