@@ -40,8 +40,8 @@ class TransportTest : public ::testing::Test {
                          R"(, "batch_per_worker": 8, "cluster": {"workers": )" +
                          std::to_string(workers) + extra + R"(, "worker_device": )" + device +
                          R"(, "ps_device": )" + device +
-                         R"(, "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": ")" + latency +
-                         R"("}},
+                         R"(, "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": ")" +
+                         latency + R"("}},
                          "pcie_copies": false, "network_model": "ideal", "strategies": [)" +
                          strategy + "]");
   }
