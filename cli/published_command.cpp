@@ -33,6 +33,7 @@ struct PublishedOptions {
   std::string residuals;
   unsigned seed = 1;
   int evaluations = FitOptions{}.global_evaluations;
+  int starts = FitOptions{}.starts;
   bool no_leave_out = false;
 };
 
@@ -69,6 +70,7 @@ int run_fit(const PublishedOptions& opt) {
   FitOptions f;
   f.seed = opt.seed;
   f.global_evaluations = opt.evaluations;
+  f.starts = opt.starts;
   f.leave_one_shape_out = !opt.no_leave_out;
   std::cerr << "fitting the GPU kernel model to the kernel rows in " << opt.data
             << (f.leave_one_shape_out ? " (with leave-one-shape-out fits: a few minutes)" : "") << '\n';
@@ -217,9 +219,13 @@ void add_published_command(CLI::App& app, Action& action) {
   fit->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
   fit->add_option("--out", opt->out, "Folder to write the published profiles into (calibrate/profiles)");
   fit->add_option("--residuals", opt->residuals, "CSV file for every kernel row's residual ('-': stdout)");
-  fit->add_option("--seed", opt->seed, "Seed of the global search (default 1)");
+  fit->add_option("--seed", opt->seed, "Seed of the first global search (default 1)");
   fit->add_option("--evaluations", opt->evaluations, "Evaluations of the global search per fit")
       ->check(CLI::Range(100, 1000000));
+  fit->add_option("--starts", opt->starts,
+                  "Global searches per fit, from seeds --seed, --seed + 1, ...; the lowest "
+                  "wins (default 16)")
+      ->check(CLI::Range(1, 1000));
   fit->add_flag("--no-leave-out", opt->no_leave_out, "Skip the leave-one-shape-out fits");
   fit->callback([opt, &action] {
     if (!opt->out.empty()) check_output_path("--out", (fs::path(opt->out) / "x").string());

@@ -84,7 +84,7 @@ TEST(PublishedData, TheCatalogueNamesEveryPublishedGpu) {
   for (const auto& row : read_kernel_rows(kData)) named.insert(row.device);
   EXPECT_EQ(named.size(), 8u);
   for (const std::string& gpu : named) {
-    EXPECT_NO_THROW(c.gpu(gpu)) << gpu;
+    EXPECT_NO_THROW((void)c.gpu(gpu)) << gpu;
     EXPECT_TRUE(find_profile(gpu)) << gpu;
   }
   // One GK210: 2,496 cores x 2 x 875 MHz.
@@ -93,23 +93,53 @@ TEST(PublishedData, TheCatalogueNamesEveryPublishedGpu) {
   EXPECT_EQ(c.gpu("p100-pcie").derive_from, "p100");
 }
 
-TEST(PublishedFit, IsDeterministicAndBeatsItsStartingPoint) {
-  const auto rows = read_kernel_rows(kData);
-  const GpuShape gpu = read_catalogue(kData / "gpus.json").gpu("titanx-pascal").shape();
+// A GPU's datasheet shape, and a fit short enough for a test (no leave-one-shape-out fits).
+GpuShape shape_of(const std::string& gpu) {
+  return read_catalogue(kData / "gpus.json").gpu(gpu).shape();
+}
+FitOptions quick_fit() {
   FitOptions options;
   options.global_evaluations = 400;
   options.leave_one_shape_out = false;
+  return options;
+}
+
+// What the fit minimises: the sum of squared log errors over its rows.
+double squared_logs(const GpuFit& fit) {
+  double sum = 0.0;
+  for (const RowResult& r : fit.rows) sum += std::log(1.0 + r.error) * std::log(1.0 + r.error);
+  return sum;
+}
+
+TEST(PublishedFit, IsDeterministicAndBeatsItsStartingPoint) {
+  const auto rows = read_kernel_rows(kData);
+  const GpuShape gpu = shape_of("titanx-pascal");
+  const FitOptions options = quick_fit();
   const GpuFit a = fit_gpu("titanx-pascal", rows, gpu, options);
   const GpuFit b = fit_gpu("titanx-pascal", rows, gpu, options);
   EXPECT_EQ(a.params, b.params);
   // 11 shapes' forward and filter gradient, 9 data gradients (not the two first layers'), 7 GEMMs.
   EXPECT_EQ(a.rows.size(), 11u + 9u + 11u + 7u);
-  auto squared_logs = [](const GpuFit& fit) {
-    double sum = 0.0;
-    for (const RowResult& r : fit.rows) sum += std::log(1.0 + r.error) * std::log(1.0 + r.error);
-    return sum;
-  };
   EXPECT_LT(squared_logs(a), squared_logs(check_gpu("titanx-pascal", rows, gpu, GpuKernelParams{})));
+}
+
+// Several starts keep the lowest of their minima (titanx-maxwell's differ by 20%): the fit from
+// seeds 1 to 4 is the best of the four fits from one seed each.
+TEST(PublishedFit, KeepsTheBestOfItsStarts) {
+  const auto rows = read_kernel_rows(kData);
+  const GpuShape gpu = shape_of("titanx-maxwell");
+  FitOptions options = quick_fit();
+  std::vector<double> single;
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    options.seed = seed;
+    options.starts = 1;
+    single.push_back(squared_logs(fit_gpu("titanx-maxwell", rows, gpu, options)));
+  }
+  options.seed = 1;
+  options.starts = 4;
+  const double best = squared_logs(fit_gpu("titanx-maxwell", rows, gpu, options));
+  EXPECT_DOUBLE_EQ(best, *std::min_element(single.begin(), single.end()));
+  EXPECT_LT(best, single.front() * 0.9);  // seed 1 alone stops in the minimum 20% higher
 }
 
 TEST(PublishedPoints, EverySingleGpuPointIsAScenarioThatParses) {
@@ -179,9 +209,8 @@ TEST(PublishedReport, IsCompleteAndWhatIsCommitted) {
   EXPECT_EQ(seen.size(), 89u);
 }
 
-// The fitted transports on the rows they were fitted on (table 1b): mpi-cpu's within 10%, nccl's
-// within 11% (its Inception-v3 row is at -10.6%, where table 1b's own 1-GPU step is predicted
-// 8.6% short), tf-grpc's within 20% (its VGG-16 row is at -19.9%): reports/published/multi-gpu.md.
+// The fitted transports on the rows they were fitted on (table 1b): mpi-cpu's and nccl's within
+// 10%, tf-grpc's within 20% (its VGG-16 row is at -19.9%): reports/published/multi-gpu.md.
 TEST(PublishedTransports, ReproduceTheirFittingRowsWithinTheFitsBound) {
   std::istringstream lines(testing::read_file(kReport / "multi-gpu-points.csv"));
   std::string line;
@@ -195,7 +224,7 @@ TEST(PublishedTransports, ReproduceTheirFittingRowsWithinTheFitsBound) {
     }
     if (cells.at(7) != "fit") continue;
     ++fitting;
-    const double bound = cells.at(6) == "tf-grpc" ? 0.20 : cells.at(6) == "nccl" ? 0.11 : 0.10;
+    const double bound = cells.at(6) == "tf-grpc" ? 0.20 : 0.10;
     EXPECT_LT(std::abs(std::stod(cells.at(10))), bound) << cells.at(0);
   }
   EXPECT_EQ(fitting, 9);

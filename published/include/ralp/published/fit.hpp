@@ -18,6 +18,7 @@ Seconds predict(const KernelRow& row, const GpuShape& gpu, const GpuKernelParams
 struct FitOptions {
   unsigned seed = 1;
   int global_evaluations = 3000;  // NLopt CRS2 before the local Subplex polish
+  int starts = 16;                // searches from seeds seed, seed + 1, ...: the lowest wins
   bool leave_one_shape_out = true;
 };
 
