@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -151,9 +150,8 @@ std::pair<std::vector<double>, double> search_from(Problem& problem, unsigned se
 GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuShape& gpu,
                            const FitOptions& options) {
   Problem problem{&rows, &gpu};
-  std::vector<double> best;
-  double best_value = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < std::max(1, options.starts); ++i) {
+  auto [best, best_value] = search_from(problem, options.seed, options.global_evaluations);
+  for (int i = 1; i < options.starts; ++i) {
     auto [x, value] = search_from(problem, options.seed + static_cast<unsigned>(i),
                                   options.global_evaluations);
     if (value < best_value) {
