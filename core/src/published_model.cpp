@@ -62,6 +62,41 @@ LayerCost fc_cost(const LayerKey& key, const FullyConnectedAttrs& a, const GpuSh
   return cost;
 }
 
+// The bytes a pass of an element-wise or pooling layer moves, as cuDNN's and TensorFlow's kernels
+// move them. LayerWork counts its input and output once; some kernels read more: max pooling's
+// and LRN's backward read the forward's input and output besides the gradient (cuDNN's
+// signatures), ReLU's backward reads its features besides the gradient, fused batch norm reads
+// its input once for the statistics and again to normalize (forward) or to rebuild the
+// normalized input (backward); a residual sum's gradient is its output's, passed on with no
+// kernel.
+Bytes streaming_bytes(const LayerKey& key, ConvPass pass) {
+  const double n = static_cast<double>(key.batch) * kFloat;
+  const double in = n * static_cast<double>(key.input.elements());
+  const double out = n * static_cast<double>(key.output.elements());
+  const PassWork& w = pass == ConvPass::forward         ? key.work.forward
+                      : pass == ConvPass::backward_data ? key.work.backward_data
+                                                        : key.work.backward_weight;
+  double extra = 0.0;
+  switch (key.kind) {
+    case LayerKind::max_pool:
+    case LayerKind::lrn:
+      if (pass == ConvPass::backward_data) extra = in + out;
+      break;
+    case LayerKind::relu:
+      if (pass == ConvPass::backward_data) extra = out;
+      break;
+    case LayerKind::batch_norm:
+      if (pass != ConvPass::backward_filter) extra = in;
+      break;
+    case LayerKind::add:
+      if (pass == ConvPass::backward_data) return Bytes(0.0);
+      break;
+    default:
+      break;
+  }
+  return w.bytes + Bytes(extra);
+}
+
 }  // namespace
 
 GpuShape gpu_shape(const DeviceProfile& profile) {
@@ -79,13 +114,13 @@ LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKern
              fc && key.kind == LayerKind::fully_connected) {
     cost = fc_cost(key, *fc, gpu, p);
   } else {
-    if (has_work(key.work.forward)) cost.forward = streaming_time(key.work.forward.bytes, gpu, p);
-    if (has_work(key.work.backward_data)) {
-      cost.backward_data = streaming_time(key.work.backward_data.bytes, gpu, p);
-    }
-    if (has_work(key.work.backward_weight)) {
-      cost.backward_weight = streaming_time(key.work.backward_weight.bytes, gpu, p);
-    }
+    const auto time = [&](ConvPass pass) {
+      const Bytes bytes = streaming_bytes(key, pass);
+      return bytes.value() > 0.0 ? streaming_time(bytes, gpu, p) : Seconds(0.0);
+    };
+    if (has_work(key.work.forward)) cost.forward = time(ConvPass::forward);
+    if (has_work(key.work.backward_data)) cost.backward_data = time(ConvPass::backward_data);
+    if (has_work(key.work.backward_weight)) cost.backward_weight = time(ConvPass::backward_filter);
   }
   if (has_work(key.work.forward)) cost.forward += framework;
   if (has_work(key.work.backward_data)) cost.backward_data += framework;

@@ -3,8 +3,8 @@ set title "Single-GPU training step: predicted against published"
 set xlabel "published step (ms)"
 set ylabel "predicted step (ms)"
 set logscale xy
-set xrange [121.019076:2478.11448]
-set yrange [121.019076:2478.11448]
+set xrange [123.871158:2478.11448]
+set yrange [123.871158:2478.11448]
 set size ratio -1
 set grid
 set key top left

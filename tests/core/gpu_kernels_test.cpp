@@ -5,6 +5,10 @@
 
 #include <cmath>
 
+#include "ralp/core/cost_model.hpp"
+#include "ralp/core/model_builder.hpp"
+#include "ralp/core/published_model.hpp"
+
 namespace ralp {
 namespace {
 
@@ -119,6 +123,41 @@ TEST(GpuKernels, SplitKFillsTheDeviceForALongThinGemm) {
 TEST(GpuKernels, StreamingKernelsRunAtAchievedBandwidth) {
   EXPECT_NEAR(streaming_time(Bytes(8e9), test_gpu(), test_params()).value(), 8e9 / 0.8e12 + 5e-6,
               1e-12);
+}
+
+TEST(GpuKernels, StreamingLayersMoveWhatTheirKernelsReadAndWrite) {
+  // One image of 1,000 x 10 x 10 floats in and out: a tensor is 400 kB, 0.5 us at 0.8 TB/s.
+  ModelBuilder b("elementwise", {1000, 10, 10});
+  const auto c = b.conv("c", 1000, 1, 1, 0);
+  const auto bn = b.batch_norm("bn");
+  const auto relu = b.relu("relu");
+  const auto pool = b.max_pool("pool", 1, 1);
+  b.add("sum", {c, pool});
+  b.flatten("flat");
+  b.fc("fc", 2);
+  b.softmax_cross_entropy();
+  const LayerGraph g = b.build();
+  const auto cost = [&](const std::string& name) {
+    return gpu_layer_cost(make_layer_key(g.layer(*g.find(name)), 1), test_gpu(), test_params(),
+                          Seconds(0.0));
+  };
+  const double tensor = 400e3 / 0.8e12;
+  const double launch = 5e-6;
+  // ReLU reads x and writes y; its gradient reads dy and y and writes dx.
+  EXPECT_NEAR(cost(relu).forward.value(), 2 * tensor + launch, 1e-12);
+  EXPECT_NEAR(cost(relu).backward_data.value(), 3 * tensor + launch, 1e-12);
+  // Max pooling's gradient reads x, y and dy and writes dx (cuDNN's signature).
+  EXPECT_NEAR(cost(pool).forward.value(), 2 * tensor + launch, 1e-12);
+  EXPECT_NEAR(cost(pool).backward_data.value(), 4 * tensor + launch, 1e-12);
+  // Batch norm reads x twice (statistics, then normalizing) and writes y; its data gradient
+  // reads dy and x and writes dx, besides the reductions of its scale and shift gradients.
+  const double params = 2000 * 4 / 0.8e12;
+  EXPECT_NEAR(cost(bn).forward.value(), 3 * tensor + params + launch, 1e-12);
+  EXPECT_NEAR(cost(bn).backward_data.value(), 3 * tensor + 1000 * 4 / 0.8e12 + launch, 1e-12);
+  EXPECT_NEAR(cost(bn).backward_weight.value(), 2 * tensor + params + launch, 1e-12);
+  // A residual sum reads both inputs and writes once; its gradient passes on with no kernel.
+  EXPECT_NEAR(cost("sum").forward.value(), 3 * tensor + launch, 1e-12);
+  EXPECT_EQ(cost("sum").backward_data.value(), 0.0);
 }
 
 TEST(GpuKernels, ParametersRoundTripThroughTheirArray) {
