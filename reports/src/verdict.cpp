@@ -34,6 +34,11 @@ std::string with_cut(const std::string& label, const std::optional<std::string>&
 }
 
 std::string bottleneck_of(const StrategyResult& r) {
+  const TimeSplit& w = r.worker_mean;
+  if (w.compute + w.communication + w.waiting <= 0.0 && r.links.empty()) {
+    return "not known: the result has no worker time split and no link loads (the analytic "
+           "fidelity gives step times only; --fidelity event says what limits the step)";
+  }
   const double step = r.step_time_mean_s;
   const auto share = [step](double seconds) { return step > 0.0 ? seconds / step : 0.0; };
   const bool network = share(r.worker_mean.communication) >= kBoundShare ||

@@ -72,6 +72,12 @@ TEST(Verdict, TheBottleneckInWords) {
   EXPECT_EQ(make_verdict(s).bottleneck, "the workers' compute: 7 s of the 10 s step");
   // Without a cutting strategy there is nothing to compare.
   EXPECT_TRUE(make_verdict(s).splits.empty());
+  // A step time alone (the analytic fidelity's) names no bottleneck rather than "0% of the step".
+  s.results[0].worker_mean = {};
+  s.results[0].links.clear();
+  EXPECT_EQ(make_verdict(s).bottleneck,
+            "not known: the result has no worker time split and no link loads (the analytic "
+            "fidelity gives step times only; --fidelity event says what limits the step)");
 }
 
 }  // namespace
