@@ -177,6 +177,11 @@ TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
     // The model as the source ran it (tf_cnn_benchmarks' v1 ResNets), as its 1-GPU point runs.
     EXPECT_EQ(s.model_ref, zoo_name(p.model)) << p.scenario;
     EXPECT_EQ(s.strategies.at(0).transport.name, p.transport) << p.scenario;
+    // TensorFlow's replicated update all-reduces each gradient on its own; Horovod fuses them.
+    const bool own = p.setup.starts_with("replicated");
+    EXPECT_EQ(s.strategies.at(0).fusion_threshold.value(), own ? 1.0 : 64.0 * 1024 * 1024)
+        << p.scenario;
+    EXPECT_EQ(s.strategies.at(0).cycle_time.value(), own ? 0.0 : 5e-3) << p.scenario;
     // The transports are fitted on table 1b's TCP rows alone.
     EXPECT_EQ(p.role == "fit",
               p.system == "table 1b" && p.setup.find("variables on CPU") == std::string::npos)
