@@ -157,7 +157,8 @@ std::vector<ClusterPrediction> predict_cluster_points(
     }
     progress("ralp: simulating " + p.scenario + " (" + std::to_string(out.size() + 1) + "/" +
              std::to_string(points.size()) + ")");
-    out.push_back({&p, simulated_step(cluster_scenario(p, dir, std::nullopt)), baseline->second});
+    const Scenario scenario = cluster_scenario(p, dir, std::nullopt);
+    out.push_back({&p, simulated_step(scenario), baseline->second, scenario.model_ref});
   }
   return out;
 }

@@ -188,13 +188,15 @@ void transport_table(std::ostringstream& out, const std::vector<Transport>& tran
 
 void cluster_points_table(std::ostringstream& out,
                           const std::vector<ClusterPrediction>& predictions) {
-  out << "| scenario | system | model | GPUs | batch | setup | transport | role | published "
-         "img/s | predicted img/s | error | published efficiency | predicted efficiency |\n"
+  out << "| scenario | system | model (as run) | GPUs | batch | setup | transport | role | "
+         "published img/s | predicted img/s | error | published efficiency | predicted "
+         "efficiency |\n"
          "|---|---|---|---:|---:|---|---|---|---:|---:|---:|---:|---:|\n";
   for (const ClusterPrediction& p : predictions) {
     const ClusterPoint& c = *p.point;
     const double predicted = static_cast<double>(c.batch * c.gpus) / p.predicted_step;
-    out << "| " << c.scenario << " | " << c.system << " | " << c.model << " | " << c.gpus << " | "
+    const std::string& model = p.model_as_run.empty() ? c.model : p.model_as_run;
+    out << "| " << c.scenario << " | " << c.system << " | " << model << " | " << c.gpus << " | "
         << c.batch << " | " << c.setup << " | " << c.transport << " | " << c.role << " | "
         << c.images_per_s << " | " << fixed1(predicted) << " | " << pct(p.error(), true) << " | "
         << pct(c.published_efficiency()) << " | " << pct(p.predicted_efficiency()) << " |\n";

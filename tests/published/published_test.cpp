@@ -206,6 +206,9 @@ TEST(PublishedReport, IsCompleteAndWhatIsCommitted) {
     EXPECT_EQ(testing::read_file(dir / file), testing::read_file(kReport / file))
         << file << " differs from the committed report: run scripts/published-report";
   }
+  // The Markdown names each point's model as its scenario ran it.
+  EXPECT_NE(testing::read_file(dir / "multi-gpu.md").find("| table 1b | resnet101_tf | 16 |"),
+            std::string::npos);
   std::map<std::string, int> seen;
   std::istringstream lines(testing::read_file(dir / "multi-gpu-points.csv"));
   std::string line;

@@ -44,6 +44,7 @@ struct ClusterPrediction {
   const ClusterPoint* point = nullptr;
   double predicted_step = 0;           // seconds
   double predicted_baseline_step = 0;  // the 1-GPU point's predicted step (seconds)
+  std::string model_as_run;            // the scenario's model ("resnet50_tf" for "resnet50")
   [[nodiscard]] double error() const { return predicted_step / point->published_step() - 1.0; }
   [[nodiscard]] double predicted_efficiency() const {  // 1-GPU step / step, as throughputs
     return predicted_baseline_step / predicted_step;
