@@ -195,9 +195,8 @@ void cluster_points_table(std::ostringstream& out,
   for (const ClusterPrediction& p : predictions) {
     const ClusterPoint& c = *p.point;
     const double predicted = static_cast<double>(c.batch * c.gpus) / p.predicted_step;
-    const std::string& model = p.model_as_run.empty() ? c.model : p.model_as_run;
-    out << "| " << c.scenario << " | " << c.system << " | " << model << " | " << c.gpus << " | "
-        << c.batch << " | " << c.setup << " | " << c.transport << " | " << c.role << " | "
+    out << "| " << c.scenario << " | " << c.system << " | " << p.model_as_run << " | " << c.gpus
+        << " | " << c.batch << " | " << c.setup << " | " << c.transport << " | " << c.role << " | "
         << c.images_per_s << " | " << fixed1(predicted) << " | " << pct(p.error(), true) << " | "
         << pct(c.published_efficiency()) << " | " << pct(p.predicted_efficiency()) << " |\n";
   }
