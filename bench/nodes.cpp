@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   const ralp::Scenario s = scenario(nodes, steps);
   const ralp::Scenario longer = scenario(nodes, steps + more);
   std::ostringstream table;
-  table << "nodes: VGG-16, batch 64, " << nodes << " nodes x 8 v100 (datasheet) on NVLink, "
+  table << "nodes: VGG-16, batch 64, " << nodes << " nodes x 8 v100 on NVLink, "
         << "100 Gbps star, tcp network model, 8 parameter servers\n"
         << context(repetitions, steps, more);
   char line[256];

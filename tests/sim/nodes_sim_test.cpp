@@ -2,6 +2,7 @@
 // that vanishes.
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -279,6 +280,68 @@ TEST(NodesSim, HierarchicalAllReduceMovesTheBufferOnceOverEachNic) {
   EXPECT_DOUBLE_EQ(node(r, "node-0").interconnect, 2 * (4e6 + kHeader));
   EXPECT_DOUBLE_EQ(host(r, "worker-1").bytes_out, 4e6 + kHeader);
   EXPECT_DOUBLE_EQ(host(r, "worker-1").bytes_in, 4e6 + kHeader);
+}
+
+}  // namespace
+}  // namespace ralp
+
+namespace ralp {
+namespace {
+
+// `r` with what orders messages of one instant on different streams taken out: each host's sent
+// messages by peer and kind (in order on each stream), and the timeline sorted.
+StrategyResult by_connection(StrategyResult r) {
+  for (auto& sent : r.messages) {
+    std::stable_sort(sent.begin(), sent.end(),
+                     [](const SentMessage& a, const SentMessage& b) {
+                       return std::tie(a.peer, a.kind) < std::tie(b.peer, b.kind);
+                     });
+  }
+  const auto key = [](const Activity& a) {
+    return std::tie(a.host, a.start, a.end, a.peer, a.kind, a.label, a.step, a.bytes);
+  };
+  std::sort(r.timeline.begin(), r.timeline.end(),
+            [&](const Activity& a, const Activity& b) { return key(a) < key(b); });
+  return r;
+}
+
+TEST(NodesSim, PlayedFlowsGiveTheSameStepsAsActors) {
+  // Connections at wire speed are flows the kernel starts, without actors (step_model.cpp); with
+  // actors on every connection instead, each strategy makes the same messages at the same times
+  // (those of one instant on different connections may leave in another order):
+  // AlexNet on 2 nodes of 2 V100s with a co-located and a separate server, where compute,
+  // NVLink, the NICs and the servers' links all overlap.
+  const std::string strategies = R"([{"name": "ps", "label": "ps-local"},
+      {"name": "ps", "label": "ps-devices", "local_aggregation": false},
+      {"name": "ralp", "cut": "fc6"}, {"name": "hybrid", "cut": "fc6"},
+      {"name": "allreduce", "algorithm": "hierarchical"}])";
+  for (const char* placement : {"separate", "colocated"}) {
+    SCOPED_TRACE(placement);
+    const Scenario s = scenario_from(
+        R"("model": "alexnet", "batch_per_worker": 16, "cluster": {"workers": 4,
+        "devices_per_node": 2, "parameter_servers": 2, "ps_placement": ")" +
+        std::string(placement) + R"(", "worker_device": "v100", "ps_device": "v100",
+        "node_interconnect": {"kind": "nvlink", "bandwidth": "25GBps", "latency": "2us"},
+        "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "20us"}},
+        "network_model": "tcp", "steps": 2, "strategies": )" + strategies);
+    for (const StrategySpec& spec : s.strategies) {
+      SCOPED_TRACE(spec.label);
+      const auto cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid
+                           ? s.model.find("fc6")
+                           : std::nullopt;
+      sim::RunOptions options;
+      options.timeline = true;
+      options.messages = true;
+      const auto played = sim::simulate_isolated(s, spec, cut, options);
+      options.played_flows = false;
+      const auto actors = sim::simulate_isolated(s, spec, cut, options);
+      EXPECT_GT(played.step_time_mean_s, 0.0);
+      EXPECT_FALSE(played.messages.empty());
+      EXPECT_FALSE(played.timeline.empty());
+      EXPECT_EQ(by_connection(played), by_connection(actors))
+          << played.step_time_mean_s << " s against " << actors.step_time_mean_s << " s";
+    }
+  }
 }
 
 }  // namespace

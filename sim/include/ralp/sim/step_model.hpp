@@ -14,6 +14,10 @@ struct RunOptions {
   // SimGrid's design but gives flows wrong shares when several flows with latency start together
   // (tests/sim/closed_form_test.cpp shows a case 24% off); kept to measure the difference.
   bool lazy_network_update = false;
+  // Connections at wire speed as flows the kernel starts, without actors (step_model.cpp), where
+  // the run has few enough; false: every connection with payloads on actors, the same messages at
+  // the same times (kept to check that).
+  bool played_flows = true;
 };
 
 // Simulates warmup_steps + steps steps of `schedule` and returns the result. It creates a SimGrid
