@@ -3,7 +3,9 @@
 // simulation per simulated step for ps (local aggregation, 8 separate parameter servers) and
 // NCCL's ring (target: under 1 s). The event column divides a whole run (setup included) by the
 // steps it simulates; the marginal column is what each step beyond them adds, from a second run
-// with --more steps more. Prints a table with a context block, and writes it to --out.
+// with --more steps more. The reference, measured in the same run: the first simulation again with
+// actors on every connection (RunOptions::played_flows false), and the ratio of the two. Prints a
+// table with a context block, and writes it to --out.
 //
 //   build/bench/nodes_bench [--nodes N] [--steps K] [--more M] [--repetitions R] [--out FILE]
 #include <sys/utsname.h>
@@ -57,7 +59,8 @@ std::string context(int repetitions, int steps, int more) {
       << "method: analytic: median wall time of " << repetitions
       << " in-process estimates per strategy; event: one simulation of 1 warm-up + " << steps
       << " steps per strategy in a child process, wall time over the steps simulated; marginal:"
-      << " a second simulation of " << more << " steps more, the wall time it adds per step\n";
+      << " a second simulation of " << more << " steps more, the wall time it adds per step;"
+      << " actors: the first simulation with actors on every connection\n";
   return out.str();
 }
 
@@ -83,8 +86,9 @@ int main(int argc, char** argv) {
         << "100 Gbps star, tcp network model, 8 parameter servers\n"
         << context(repetitions, steps, more);
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %13s  %15s  %12s\n", "strategy",
-                "analytic ms", "analytic step", "event s/step", "marginal s/step", "event step");
+  std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %13s  %15s  %13s  %6s  %12s\n",
+                "strategy", "analytic ms", "analytic step", "event s/step", "marginal s/step",
+                "actors s/step", "ratio", "event step");
   table << line;
   for (const ralp::StrategySpec& spec : s.strategies) {
     std::vector<double> walls;
@@ -101,9 +105,17 @@ int main(int argc, char** argv) {
     start = Clock::now();
     ralp::sim::simulate_isolated(longer, spec, std::nullopt, {});
     const double marginal = (seconds_since(start) - wall) / static_cast<double>(more);
-    std::snprintf(line, sizeof line, "%-10s  %12.3f  %10.1f ms  %13.3f  %15.3f  %9.1f ms\n",
+    ralp::sim::RunOptions actors;
+    actors.played_flows = false;
+    start = Clock::now();
+    ralp::sim::simulate_isolated(s, spec, std::nullopt, actors);
+    const double reference = seconds_since(start);
+    const auto per_step = [&](double seconds) { return seconds / static_cast<double>(steps + 1); };
+    std::snprintf(line, sizeof line,
+                  "%-10s  %12.3f  %10.1f ms  %13.3f  %15.3f  %13.3f  %5.2fx  %9.1f ms\n",
                   spec.label.c_str(), 1e3 * walls[walls.size() / 2], 1e3 * analytic_step,
-                  wall / static_cast<double>(steps + 1), marginal, 1e3 * result.step_time_mean_s);
+                  per_step(wall), marginal, per_step(reference), reference / wall,
+                  1e3 * result.step_time_mean_s);
     table << line;
   }
   table << "targets: analytic under 10 ms per strategy; event under 1 s per simulated step\n";
