@@ -346,3 +346,39 @@ TEST(NodesSim, PlayedFlowsGiveTheSameStepsAsActors) {
 
 }  // namespace
 }  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(NodesSim, PlayedFlowsKeepTheirTimesBesideSharedDevices) {
+  // Two workers and the server on one CPU that SimGrid divides among them (its operations are
+  // actors), their messages played without actors: ps and ralp the same both ways.
+  const std::string device = R"({"name": "gflop", "kind": "cpu", "peak_flops": 1e9,
+      "memory_bandwidth": 1e10, "launch_overhead": 0, "efficiency": {"default": 1.0}})";
+  const std::string model = R"({"name": "fc2", "input": [1000, 1, 1], "layers": [
+      {"name": "fc1", "type": "fc", "out_features": 1000},
+      {"name": "fc2", "type": "fc", "out_features": 1000},
+      {"name": "loss", "type": "softmax_cross_entropy"}]})";
+  const Scenario s = scenario_from(
+      R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 2,
+      "worker_device": )" + device + R"(, "ps_device": )" + device + R"(,
+      "shared_devices": [0, 0, 0],
+      "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+      "network_model": "tcp", "steps": 2,
+      "strategies": ["ps", {"name": "ralp", "cut": "fc2"}])");
+  for (const StrategySpec& spec : s.strategies) {
+    SCOPED_TRACE(spec.label);
+    const auto cut = spec.kind == StrategyKind::ralp ? s.model.find("fc2") : std::nullopt;
+    sim::RunOptions options;
+    options.messages = true;
+    const auto played = sim::simulate_isolated(s, spec, cut, options);
+    options.played_flows = false;
+    const auto actors = sim::simulate_isolated(s, spec, cut, options);
+    EXPECT_GT(played.step_time_mean_s, 0.0);
+    EXPECT_EQ(by_connection(played), by_connection(actors))
+        << played.step_time_mean_s << " s against " << actors.step_time_mean_s << " s";
+  }
+}
+
+}  // namespace
+}  // namespace ralp
