@@ -4,10 +4,12 @@
 // NCCL's ring (target: under 1 s). The event column divides a whole run (setup included) by the
 // steps it simulates; the marginal column is what each step beyond them adds, from a second run
 // with --more steps more. The reference, measured in the same run: the first simulation again with
-// actors on every connection (RunOptions::played_flows false), and the ratio of the two. Prints a
+// actors on every connection (RunOptions::played_flows false), and the ratio of the two. Each
+// event figure is the median of --event-repetitions rounds of the three simulations. Prints a
 // table with a context block, and writes it to --out.
 //
-//   build/bench/nodes_bench [--nodes N] [--steps K] [--more M] [--repetitions R] [--out FILE]
+//   build/bench/nodes_bench [--nodes N] [--steps K] [--more M] [--repetitions R]
+//                           [--event-repetitions E] [--out FILE]
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -44,7 +46,12 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string context(int repetitions, int steps, int more) {
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+std::string context(int repetitions, int events, int steps, int more) {
   utsname host{};
   uname(&host);
   std::string load;
@@ -57,10 +64,11 @@ std::string context(int repetitions, int steps, int more) {
       << std::thread::hardware_concurrency() << " hardware threads, load " << load << ", "
       << date << "\n"
       << "method: analytic: median wall time of " << repetitions
-      << " in-process estimates per strategy; event: one simulation of 1 warm-up + " << steps
+      << " in-process estimates per strategy; event: a simulation of 1 warm-up + " << steps
       << " steps per strategy in a child process, wall time over the steps simulated; marginal:"
-      << " a second simulation of " << more << " steps more, the wall time it adds per step;"
-      << " actors: the first simulation with actors on every connection\n";
+      << " a simulation of " << more << " steps more, the wall time it adds per step;"
+      << " actors: the first simulation with actors on every connection; each the median of "
+      << events << " rounds\n";
   return out.str();
 }
 
@@ -71,12 +79,16 @@ int main(int argc, char** argv) {
   int steps = 2;
   int more = 4;
   int repetitions = 20;
+  int events = 3;
   std::string out_file;  // none: stdout only (bench/record keeps it)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--nodes") == 0) nodes = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--more") == 0) more = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--repetitions") == 0) repetitions = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--event-repetitions") == 0) {
+      events = std::max(1, std::atoi(argv[i + 1]));
+    }
     if (std::strcmp(argv[i], "--out") == 0) out_file = argv[i + 1];
   }
   const ralp::Scenario s = scenario(nodes, steps);
@@ -84,7 +96,7 @@ int main(int argc, char** argv) {
   std::ostringstream table;
   table << "nodes: VGG-16, batch 64, " << nodes << " nodes x 8 v100 on NVLink, "
         << "100 Gbps star, tcp network model, 8 parameter servers\n"
-        << context(repetitions, steps, more);
+        << context(repetitions, events, steps, more);
   char line[256];
   std::snprintf(line, sizeof line, "%-10s  %12s  %12s  %13s  %15s  %13s  %6s  %12s\n",
                 "strategy", "analytic ms", "analytic step", "event s/step", "marginal s/step",
@@ -99,17 +111,25 @@ int main(int argc, char** argv) {
       walls.push_back(seconds_since(start));
     }
     std::sort(walls.begin(), walls.end());
-    auto start = Clock::now();
-    const auto result = ralp::sim::simulate_isolated(s, spec, std::nullopt, {});
-    const double wall = seconds_since(start);
-    start = Clock::now();
-    ralp::sim::simulate_isolated(longer, spec, std::nullopt, {});
-    const double marginal = (seconds_since(start) - wall) / static_cast<double>(more);
+    // Rounds of the three simulations, so that the machine's drift reaches each alike.
     ralp::sim::RunOptions actors;
     actors.played_flows = false;
-    start = Clock::now();
-    ralp::sim::simulate_isolated(s, spec, std::nullopt, actors);
-    const double reference = seconds_since(start);
+    std::vector<double> runs, longer_runs, actor_runs;
+    ralp::StrategyResult result;
+    for (int r = 0; r < events; ++r) {
+      auto start = Clock::now();
+      result = ralp::sim::simulate_isolated(s, spec, std::nullopt, {});
+      runs.push_back(seconds_since(start));
+      start = Clock::now();
+      ralp::sim::simulate_isolated(longer, spec, std::nullopt, {});
+      longer_runs.push_back(seconds_since(start));
+      start = Clock::now();
+      ralp::sim::simulate_isolated(s, spec, std::nullopt, actors);
+      actor_runs.push_back(seconds_since(start));
+    }
+    const double wall = median(runs);
+    const double marginal = (median(longer_runs) - wall) / static_cast<double>(more);
+    const double reference = median(actor_runs);
     const auto per_step = [&](double seconds) { return seconds / static_cast<double>(steps + 1); };
     std::snprintf(line, sizeof line,
                   "%-10s  %12.3f  %10.1f ms  %13.3f  %15.3f  %13.3f  %5.2fx  %9.1f ms\n",
