@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   }
   utsname host{};
   uname(&host);
-  std::printf("sim_steps: VGG-16, batch 32, v100 datasheet, 10 Gbps star, %s network model\n",
+  std::printf("sim_steps: VGG-16, batch 32, v100, 10 Gbps star, %s network model\n",
               network.c_str());
   std::printf("machine: %s %s, load %s; %d simulated steps (1 warm-up + %d) per run\n",
               host.sysname, host.machine, loadavg().c_str(), steps + 1, steps);
