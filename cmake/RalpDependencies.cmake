@@ -60,6 +60,24 @@ if(RALP_ENABLE_SIM)
   endif()
 endif()
 
+# ralp::allocator: the malloc of the programs that simulate (ralp, the simulator's benchmarks).
+# SimGrid 3.32 keeps every flow in flight in one list that it scans from end to end each time a
+# flow ends; under glibc's malloc the list's nodes lie scattered through the heap and the scan
+# waits on memory at every node, while jemalloc packs small blocks of one size together. The
+# event simulation of bench/nodes.cpp runs about twice as fast (docs/simulate.md, "Speed").
+add_library(ralp_allocator INTERFACE)
+add_library(ralp::allocator ALIAS ralp_allocator)
+set(RALP_HAVE_JEMALLOC OFF)
+if(RALP_HAVE_SIM)
+  pkg_check_modules(jemalloc IMPORTED_TARGET jemalloc)
+  if(jemalloc_FOUND)
+    target_link_libraries(ralp_allocator INTERFACE PkgConfig::jemalloc)
+    set(RALP_HAVE_JEMALLOC ON)
+  else()
+    message(WARNING "jemalloc not found (libjemalloc-dev): the event simulation runs slower")
+  endif()
+endif()
+
 set(RALP_HAVE_MPI OFF)
 if(RALP_ENABLE_MPI)
   find_package(MPI COMPONENTS CXX QUIET)

@@ -64,13 +64,14 @@ using schedule::Stream;
 
 // Connections at wire speed are played without actors where a run has at most this many: as each
 // flow the kernel started completes, SimGrid 3.32 scans the list of all those in flight, which
-// outgrows the two actors per message it spares when thousands are. Measured on VGG-16, played
-// against actors: 128 nodes of 8 with local aggregation and 8 servers (bench/nodes.cpp), 3,854
-// such connections and 1,040 flows in flight on average, 1.2 to 1.5 times faster; ps on a star
-// with one server, 2,048 workers (4,096 connections) 1.0 to 1.4 times faster, 4,096 workers
-// (8,192) 1.5 to 1.6 times slower; 1,024 devices on nodes without local aggregation (16,398
-// connections, 4,590 in flight) 9% slower.
-constexpr size_t kMostPlayedFlowConnections = 4096;
+// outgrows the two actors per message it spares when many thousands are. Measured on VGG-16 under
+// jemalloc (ralp::allocator), played against actors, same bytes out: 128 nodes of 8 with local
+// aggregation and 8 servers (bench/nodes.cpp), 3,854 such connections and 1,040 flows in flight
+// on average, 1.9 to 2.1 times faster; 1,024 devices on nodes without local aggregation (16,398
+// connections, 4,590 in flight) 1.6 times faster; ps on a star with one server, 4,096 workers
+// (8,192 connections) 1.35 times faster, 8,192 and 12,288 workers (16,384 and 24,576) as fast in
+// a third less memory, 16,384 workers (32,768) 1.4 times slower.
+constexpr size_t kMostPlayedFlowConnections = 24576;
 
 // Actors' stacks: deep enough for SimGrid's internals, small enough for thousands of actors.
 constexpr int kActorStackKiB = 256;

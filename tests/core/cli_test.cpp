@@ -1,6 +1,8 @@
 // The CLI's model and profile commands: JSON fields, determinism, exit statuses.
 #include <algorithm>
 #include <fstream>
+#include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -99,6 +101,31 @@ const std::string kSmall = RALP_TEST_DATA_DIR "/data/scenarios/small-mixed.json"
 bool have_simulator() {
   return run_command(ralp_binary() + " simulate --help").out.find("not in this build") ==
          std::string::npos;
+}
+
+// The simulator's allocations go to jemalloc (cmake/RalpDependencies.cmake says why): in the
+// dynamic loader's log of its symbol bindings (LD_DEBUG=bindings, on stderr), SimGrid's malloc is
+// bound to libjemalloc.
+TEST(Cli, TheSimulatorAllocatesWithJemalloc) {
+#ifndef RALP_HAVE_JEMALLOC
+  GTEST_SKIP() << "this build has no jemalloc";
+#else
+  if (!have_simulator()) GTEST_SKIP() << "this build has no simulator";
+  const auto result = run_command("LD_DEBUG=bindings " + ralp_binary() + " simulate --quiet " +
+                                  kSmall + " --strategy allreduce");
+  ASSERT_EQ(result.status, 0) << result.err.substr(result.err.size() - 2000);
+  std::istringstream log(result.err);
+  bool simgrid_to_jemalloc = false;
+  for (std::string line; std::getline(log, line);) {
+    const size_t to = line.find("] to ");
+    if (to == std::string::npos || line.find("symbol `malloc'") == std::string::npos) continue;
+    if (line.rfind("libsimgrid", to) != std::string::npos &&
+        line.find("libjemalloc", to) != std::string::npos) {
+      simgrid_to_jemalloc = true;
+    }
+  }
+  EXPECT_TRUE(simgrid_to_jemalloc) << "libsimgrid's malloc is not bound to libjemalloc";
+#endif
 }
 
 TEST(Cli, EachOutputOnStandardOutputIsAloneThere) {
