@@ -27,9 +27,10 @@
 // one is linear in their number) and scans a mailbox's queue linearly, so many outstanding
 // communications per actor or mailbox make a step quadratic in them. Flows the kernel starts
 // share one such list (each completion scans all flows then in flight), which costs less than
-// the context switches and blocking calls of two actors per message up to thousands of flows at
-// once; SimGrid 3.32 cannot bound the rate of a host-to-host flow, so connections whose
-// messages' CPU time or link share bounds their flows stay with actors.
+// the context switches and blocking calls of two actors per message up to some ten thousand
+// flows at once (kMostPlayedFlowConnections); SimGrid 3.32 cannot bound the rate of a
+// host-to-host flow, so connections whose messages' CPU time or link share bounds their flows
+// stay with actors.
 #include "ralp/sim/step_model.hpp"
 
 #include <algorithm>
