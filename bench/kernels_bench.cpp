@@ -19,8 +19,8 @@
 #include <cblas.h>
 #endif
 
-#include "ralp/core/model_zoo.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace {
 

@@ -25,13 +25,13 @@
 #include <string>
 #include <thread>
 
-#include "ralp/core/model_zoo.hpp"
-#include "ralp/core/scenario.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/heads.hpp"
 #include "ralp/placement/search.hpp"
 #include "ralp/placement/shards.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace {
 

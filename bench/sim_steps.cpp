@@ -20,8 +20,8 @@
 #include <fstream>
 #include <string>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "commands.hpp"
 #include "ralp/calibrate/calibration.hpp"
-#include "ralp/core/model_zoo.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace ralp::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "commands.hpp"
 #include "ralp/cluster/run_cluster.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/reports/result_io.hpp"
+#include "ralp/spec/scenario.hpp"
 #ifdef RALP_HAVE_SIM
 #include "ralp/placement/sim_evaluator.hpp"
 #endif

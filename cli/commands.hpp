@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "ralp/core/layer_graph.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/step_result.hpp"
+#include "ralp/model/layer_graph.hpp"
 #include "ralp/reports/text_table.hpp"
+#include "ralp/results/step_result.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::cli {
 

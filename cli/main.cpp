@@ -13,7 +13,7 @@
 
 #include "commands.hpp"
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/layer.hpp"
+#include "ralp/model/layer.hpp"
 
 namespace ralp::cli {
 

@@ -4,10 +4,11 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "ralp/core/cost_model.hpp"
-#include "ralp/core/model_file.hpp"
-#include "ralp/core/model_zoo.hpp"
-#include "ralp/core/onnx_import.hpp"
+#include "ralp/devices/cost_model.hpp"
+#include "ralp/devices/profile_cost_model.hpp"
+#include "ralp/model/model_file.hpp"
+#include "ralp/model/model_zoo.hpp"
+#include "ralp/onnx/onnx_import.hpp"
 
 namespace ralp::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::cli {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/published/cluster_points.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::cli {
 

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "ralp/core/device_profile.hpp"
 #include "ralp/core/json_input.hpp"
+#include "ralp/devices/device_profile.hpp"
 #include "ralp/published/fit.hpp"
 #include "ralp/published/points.hpp"
 #ifdef RALP_HAVE_SIM

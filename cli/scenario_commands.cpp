@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/simulation_limits.hpp"
-#include "ralp/core/transport.hpp"
+#include "ralp/devices/transport.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/simulation_limits.hpp"
 
 namespace ralp::cli {
 namespace {

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/scenario_overrides.hpp"
-#include "ralp/core/simulation_limits.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/reports/result_io.hpp"
 #include "ralp/reports/verdict.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/scenario_overrides.hpp"
+#include "ralp/spec/simulation_limits.hpp"
 
 namespace ralp::cli {
 namespace {

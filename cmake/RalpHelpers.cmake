@@ -1,18 +1,27 @@
 # One helper for a part's library and one for a test, so that every part is built the same way
 # and no part links a part that the dependency table (drawn in README.md's Layout) does not allow.
 
-# Which parts each part may link.
+# Which parts each part may link, and so include (scripts/layering reads these lines and checks
+# every #include against them). The ground floor first: core <- model <- onnx, devices <- spec <-
+# results; then the parts that stand on them. A part may use what the parts it names use.
 set(RALP_PARTS_ALLOWED_core "")
-set(RALP_PARTS_ALLOWED_kernels "core")
-set(RALP_PARTS_ALLOWED_calibrate "core;kernels")
-set(RALP_PARTS_ALLOWED_schedule "core")
-set(RALP_PARTS_ALLOWED_sim "core;schedule")
-set(RALP_PARTS_ALLOWED_placement "core;schedule;sim")
-set(RALP_PARTS_ALLOWED_sweep "core;schedule;sim;placement;reports")
-set(RALP_PARTS_ALLOWED_cluster "core;schedule;kernels")
-set(RALP_PARTS_ALLOWED_validate "core;sim")
-set(RALP_PARTS_ALLOWED_reports "core")
-set(RALP_PARTS_ALLOWED_published "core")
+set(RALP_PARTS_ALLOWED_model "core")
+set(RALP_PARTS_ALLOWED_onnx "core;model")
+set(RALP_PARTS_ALLOWED_devices "core;model")
+set(RALP_PARTS_ALLOWED_spec "core;model;onnx;devices")
+set(RALP_PARTS_ALLOWED_results "core;model;devices;spec")
+set(RALP_PARTS_ALLOWED_published "core;model;devices")
+set(RALP_PARTS_ALLOWED_kernels "core;model;devices")
+set(RALP_PARTS_ALLOWED_calibrate "core;model;devices;results;kernels")
+set(RALP_PARTS_ALLOWED_schedule "core;model;devices;spec;results")
+set(RALP_PARTS_ALLOWED_sim "core;model;devices;spec;results;schedule")
+set(RALP_PARTS_ALLOWED_placement "core;model;devices;spec;results;schedule;sim")
+set(RALP_PARTS_ALLOWED_reports "core;model;devices;spec;results")
+set(RALP_PARTS_ALLOWED_sweep "core;model;devices;spec;results;schedule;sim;placement;reports")
+set(RALP_PARTS_ALLOWED_cluster "core;model;devices;spec;results;schedule;kernels")
+set(RALP_PARTS_ALLOWED_validate "core;model;devices;spec;results;sim")
+# The executable, not a library: every part.
+set(RALP_PARTS_ALLOWED_cli "core;model;onnx;devices;spec;results;published;kernels;calibrate;schedule;sim;placement;reports;sweep;cluster;validate")
 
 set(RALP_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers)
 

@@ -25,11 +25,12 @@
 #include <sstream>
 
 #include "ralp/calibrate/fit.hpp"
-#include "ralp/core/child_reply.hpp"
-#include "ralp/core/cost_model.hpp"
 #include "ralp/core/cpu_stat.hpp"
-#include "ralp/core/step_result.hpp"
+#include "ralp/devices/cost_model.hpp"
+#include "ralp/devices/profile_cost_model.hpp"
 #include "ralp/kernels/network.hpp"
+#include "ralp/results/child_reply.hpp"
+#include "ralp/results/step_result.hpp"
 
 namespace ralp::calibrate {
 namespace {

@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ralp/core/json_input.hpp"
-#include "ralp/core/step_result.hpp"
 #include "ralp/cluster/roles.hpp"
+#include "ralp/core/json_input.hpp"
+#include "ralp/results/step_result.hpp"
 #include "compute_priority.hpp"
 #include "transport.hpp"
 

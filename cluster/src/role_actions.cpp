@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "ralp/cluster/parameter_layout.hpp"
 #include "ralp/cluster/synthetic_data.hpp"
 #include "ralp/kernels/network.hpp"
 #include "segmented_network.hpp"

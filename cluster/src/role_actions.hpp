@@ -13,7 +13,7 @@
 namespace ralp::cluster {
 
 // Values of every parameter this rank holds authoritatively at the end of the run, keyed by
-// dump_layout() index (see run_cluster.hpp).
+// dump_layout() index (see parameter_layout.hpp).
 using FinalParameters = std::vector<std::pair<size_t, std::vector<float>>>;
 
 class RankActions : public RoleActions {

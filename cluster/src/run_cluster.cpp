@@ -8,7 +8,8 @@
 #include <fstream>
 #include <map>
 
-#include "ralp/core/nodes.hpp"
+#include "ralp/spec/nodes.hpp"
+#include "ralp/spec/strategy_head.hpp"
 #include "role_actions.hpp"
 #include "step_executor.hpp"
 
@@ -119,16 +120,6 @@ void gather_parameters(StrategyContext& ctx, FinalParameters& mine, const LayerG
 }
 
 }  // namespace
-
-std::vector<ParameterEntry> dump_layout(const LayerGraph& graph) {
-  std::vector<ParameterEntry> out;
-  for (LayerId id = 0; id < graph.size(); ++id) {
-    const Layer& layer = graph.layer(id);
-    if (layer.weight_params > 0) out.push_back({id, false, layer.weight_params});
-    if (layer.bias_params > 0) out.push_back({id, true, layer.bias_params});
-  }
-  return out;
-}
 
 std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
                                              const ClusterOptions& options,

@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "ralp/core/layer_graph.hpp"
 #include "ralp/kernels/network.hpp"
+#include "ralp/model/layer_graph.hpp"
 
 namespace ralp::cluster {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/step_result.hpp"
+#include "ralp/results/step_result.hpp"
 #include "strategy_context.hpp"
 
 namespace ralp::cluster {

@@ -7,12 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "ralp/cluster/cluster_options.hpp"
 #include "ralp/cluster/fault_injection.hpp"
 #include "ralp/cluster/measurement.hpp"
-#include "ralp/cluster/run_cluster.hpp"
-#include "ralp/core/sharding.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/sharding.hpp"
 #include "transport.hpp"
 
 namespace ralp::cluster {

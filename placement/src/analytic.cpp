@@ -2,7 +2,7 @@
 // schedule's streams for one representative worker and pricing transfers by link shares.
 #include "ralp/placement/analytic.hpp"
 
-#include "ralp/core/nodes.hpp"
+#include "ralp/spec/nodes.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ralp/devices/profile_cost_model.hpp"
+
 namespace ralp::placement {
 namespace {
 

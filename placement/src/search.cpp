@@ -10,6 +10,7 @@
 #include "ralp/placement/heads.hpp"
 #include "ralp/placement/plans.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/strategy_head.hpp"
 
 namespace ralp::placement {
 namespace {
@@ -55,7 +56,7 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
                      "asks strategy \"" + spec.label + "\" for cut \"auto\", but model " +
                          scenario.model.name() + " has no valid cut");
   }
-  // The analytic model prices no transport (core/transport.hpp) and no platform file: under
+  // The analytic model prices no transport (devices/transport.hpp) and no platform file: under
   // either, every cut is simulated and the ranking is the simulation's.
   const bool priced = spec.transport.is_ideal() && analytic_covers(scenario);
   const size_t wanted = priced ? static_cast<size_t>(options.top_k)

@@ -3,6 +3,7 @@
 
 #include "ralp/placement/analytic.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/strategy_head.hpp"
 
 namespace ralp::placement {
 

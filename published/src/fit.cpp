@@ -10,10 +10,10 @@
 #include <set>
 #include <sstream>
 
-#include "ralp/core/cost_model.hpp"
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/model_zoo.hpp"
-#include "ralp/core/published_model.hpp"
+#include "ralp/devices/cost_model.hpp"
+#include "ralp/devices/published_model.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace ralp::published {
 namespace {

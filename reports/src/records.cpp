@@ -10,8 +10,8 @@
 #include <map>
 #include <set>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/reports/number_format.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::reports {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "ralp/core/nodes.hpp"
-#include "ralp/schedule/schedule.hpp"
+#include "ralp/devices/profile_cost_model.hpp"
+#include "ralp/spec/nodes.hpp"
 
 namespace ralp::schedule {
 namespace {
@@ -66,7 +66,7 @@ NetworkFactors network_factors(const Scenario& scenario) {
 double StepPlan::ring_seconds(int64_t bytes) const {
   if (workers < 2 || ring_bandwidth.value() <= 0.0) return 0.0;
   const double chunk = std::ceil(static_cast<double>(compressed(bytes)) / static_cast<double>(workers));
-  // Under the strategy's transport (core/transport.hpp) a hop between nodes reaches its link
+  // Under the strategy's transport (devices/transport.hpp) a hop between nodes reaches its link
   // share, and no hop is faster than a member's CPU sends its chunk and receives the previous
   // member's (a message each way).
   const Transport& t = strategy.transport;

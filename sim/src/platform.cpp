@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "ralp/core/nodes.hpp"
+#include "ralp/spec/nodes.hpp"
 
 namespace sg4 = simgrid::s4u;
 

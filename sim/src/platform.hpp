@@ -6,7 +6,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "ralp/core/scenario.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::sim {
 

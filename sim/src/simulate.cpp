@@ -15,10 +15,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ralp/core/child_reply.hpp"
-#include "ralp/core/simulation_result.hpp"
+#include "ralp/results/child_reply.hpp"
+#include "ralp/results/simulation_result.hpp"
 #include "ralp/schedule/step_plan.hpp"
 #include "ralp/sim/step_model.hpp"
+#include "ralp/spec/strategy_head.hpp"
 
 namespace ralp::sim {
 namespace {

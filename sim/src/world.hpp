@@ -10,10 +10,10 @@
 #include <simgrid/s4u.hpp>
 
 #include "platform.hpp"
-#include "ralp/core/nodes.hpp"
+#include "ralp/results/simulation_result.hpp"
 #include "ralp/schedule/schedule.hpp"
-#include "ralp/core/simulation_result.hpp"
-#include "ralp/sim/step_model.hpp"
+#include "ralp/sim/run_options.hpp"
+#include "ralp/spec/nodes.hpp"
 
 namespace ralp::sim {
 

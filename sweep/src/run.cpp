@@ -15,11 +15,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ralp/core/child_reply.hpp"
-#include "ralp/core/simulation_result.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
-#include "ralp/sim/simulate.hpp"
 #include "ralp/reports/verdict.hpp"
+#include "ralp/results/child_reply.hpp"
+#include "ralp/results/simulation_result.hpp"
+#include "ralp/sim/simulate.hpp"
 
 namespace ralp::sweep {
 namespace {

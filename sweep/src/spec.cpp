@@ -5,7 +5,7 @@
 #include <charconv>
 #include <set>
 
-#include "ralp/core/simulation_limits.hpp"
+#include "ralp/spec/simulation_limits.hpp"
 
 namespace ralp::sweep {
 namespace {

@@ -13,8 +13,9 @@
 
 #include "ralp/calibrate/calibration.hpp"
 #include "ralp/calibrate/fit.hpp"
-#include "ralp/core/cost_model.hpp"
-#include "ralp/core/model_zoo.hpp"
+#include "ralp/devices/cost_model.hpp"
+#include "ralp/devices/profile_cost_model.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace ralp::calibrate {
 namespace {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "ralp/calibrate/calibration.hpp"
-#include "ralp/core/model_zoo.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace ralp::calibrate {
 namespace {

@@ -17,8 +17,8 @@
 #include "../support/run_command.hpp"
 #include "loopback.hpp"
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/schedule/schedule.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp {
 namespace {

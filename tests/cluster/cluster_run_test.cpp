@@ -14,8 +14,8 @@
 #include "loopback.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/model_zoo.hpp"
 #include "ralp/kernels/network.hpp"
+#include "ralp/model/model_zoo.hpp"
 
 namespace ralp::cluster {
 namespace {

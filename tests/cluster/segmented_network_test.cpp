@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "ralp/cluster/synthetic_data.hpp"
-#include "ralp/core/model_zoo.hpp"
 #include "ralp/kernels/network.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "segmented_network.hpp"
 
 

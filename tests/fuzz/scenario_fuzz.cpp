@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/model_file.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/scenario_overrides.hpp"
+#include "ralp/model/model_file.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/scenario_overrides.hpp"
 
 namespace {
 

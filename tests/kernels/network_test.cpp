@@ -3,9 +3,9 @@
 // deterministic initialisation.
 #include <map>
 
-#include "ralp/core/model_builder.hpp"
-#include "ralp/core/model_zoo.hpp"
 #include "ralp/kernels/network.hpp"
+#include "ralp/model/model_builder.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "reference.hpp"
 #include "test_support.hpp"
 

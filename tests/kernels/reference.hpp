@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
-#include "ralp/core/layer_graph.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/model/layer_graph.hpp"
 
 namespace ralp::testing {
 

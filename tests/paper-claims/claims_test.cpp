@@ -14,7 +14,7 @@
 #include <map>
 #include <set>
 
-#include "ralp/core/model_zoo.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/reports/records.hpp"
 
 namespace ralp::reports {

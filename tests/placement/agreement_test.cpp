@@ -7,9 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ralp/core/head.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/head.hpp"
+#include "ralp/spec/strategy_head.hpp"
 
 namespace ralp {
 namespace {

@@ -2,10 +2,10 @@
 // vanishes.
 #include <gtest/gtest.h>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/plans.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp {
 namespace {

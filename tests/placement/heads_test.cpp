@@ -9,12 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "random_dags.hpp"
-#include "ralp/core/model_file.hpp"
-#include "ralp/core/model_zoo.hpp"
+#include "ralp/model/model_file.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/heads.hpp"
 #include "ralp/placement/plans.hpp"
 #include "ralp/placement/search.hpp"
+#include "ralp/spec/strategy_head.hpp"
 
 namespace ralp {
 namespace {

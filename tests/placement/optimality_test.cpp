@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ralp/core/model_zoo.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 
 namespace ralp {

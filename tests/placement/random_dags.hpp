@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/scenario.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::testing {
 

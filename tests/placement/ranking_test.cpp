@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "random_dags.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/plans.hpp"
 #include "ralp/placement/search.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ralp/core/model_zoo.hpp"
-#include "ralp/core/scenario.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/search.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp {
 namespace {

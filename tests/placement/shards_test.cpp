@@ -8,11 +8,11 @@
 #include <limits>
 #include <random>
 
-#include "ralp/core/model_zoo.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/sharding.hpp"
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/placement/shards.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/sharding.hpp"
 
 namespace ralp {
 namespace {

@@ -10,12 +10,12 @@
 #include <set>
 
 #include "../support/run_command.hpp"
-#include "ralp/core/device_profile.hpp"
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/scenario.hpp"
+#include "ralp/devices/device_profile.hpp"
 #include "ralp/published/cluster_points.hpp"
 #include "ralp/published/fit.hpp"
 #include "ralp/published/points.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::published {
 namespace {

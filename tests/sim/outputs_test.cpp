@@ -7,10 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "../support/run_command.hpp"
-#include "ralp/core/head.hpp"
-#include "ralp/core/simulation_result.hpp"
+#include "ralp/results/simulation_result.hpp"
 #include "ralp/schedule/schedule.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/head.hpp"
+#include "ralp/spec/strategy_head.hpp"
 #include "sim_fixtures.hpp"
 
 namespace ralp {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::testing {
 

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "ralp/schedule/schedule.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/sim/step_model.hpp"
-#include "ralp/schedule/schedule.hpp"
 #include "sim_fixtures.hpp"
 
 namespace ralp {

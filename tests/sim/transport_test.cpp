@@ -1,4 +1,4 @@
-// Transports (core/transport.hpp) against closed forms on the ideal network model, with compute
+// Transports (devices/transport.hpp) against closed forms on the ideal network model, with compute
 // that vanishes: one message of S bytes costs what its transport's parameters say.
 #include <cstdlib>
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ralp/core/scenario.hpp"
+#include "ralp/spec/scenario.hpp"
 #include "ralp/validate/grid.hpp"
 
 namespace ralp::validate {

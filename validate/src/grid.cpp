@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "ralp/core/scenario.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::validate {
 namespace {

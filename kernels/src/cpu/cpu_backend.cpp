@@ -4,7 +4,7 @@
 // magnitude; its GEMM was also slower than oneDNN's inner product for FC layers (see bench/).
 #include "cpu/cpu_backend.hpp"
 #include "../tensor_checks.hpp"
-#include "ralp/core/device_profile.hpp"
+#include "ralp/devices/device_profile.hpp"
 
 #include <omp.h>
 

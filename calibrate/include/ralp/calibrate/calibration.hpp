@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/device_profile.hpp"
-#include "ralp/core/layer_graph.hpp"
+#include "ralp/devices/device_profile.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/model/layer_graph.hpp"
 
 namespace ralp::calibrate {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "ralp/core/device_profile.hpp"
+#include "ralp/devices/device_profile.hpp"
 
 namespace ralp::calibrate {
 

@@ -1,5 +1,5 @@
 // What a real run measured: each rank's per-step record (and its JSON form, in which ranks send it
-// to rank 0), and the summary of a strategy in the simulator's terms (core/measured_result.hpp:
+// to rank 0), and the summary of a strategy in the simulator's terms (results/measured_result.hpp:
 // step time, images/s, bytes in and out of every host, each worker's compute / communication /
 // waiting split).
 #pragma once
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/measured_result.hpp"
-#include "ralp/core/nodes.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/step_result.hpp"
+#include "ralp/results/measured_result.hpp"
+#include "ralp/results/step_result.hpp"
+#include "ralp/spec/nodes.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::cluster {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ralp/core/layer.hpp"
+#include "ralp/model/layer.hpp"
 
 namespace ralp::cluster {
 

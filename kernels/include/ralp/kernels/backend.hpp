@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/layer.hpp"
 #include "ralp/core/units.hpp"
 #include "ralp/kernels/tensor.hpp"
+#include "ralp/model/layer.hpp"
 
 namespace ralp::kernels {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/layer_graph.hpp"
 #include "ralp/kernels/backend.hpp"
+#include "ralp/model/layer_graph.hpp"
 
 namespace ralp::kernels {
 

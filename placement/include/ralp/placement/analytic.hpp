@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "ralp/core/scenario.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::placement {
 
@@ -29,7 +29,7 @@ struct AnalyticNetwork {
   // tcp: 0.05. Each flow loads the links of its reverse route by this share of its rate (SimGrid's
   // cross-traffic); where such a link is saturated, the flow's rate is fixed with the others there.
   double cross_traffic = 0.0;
-  // Nodes of several devices (core/nodes.hpp): a route that leaves a node crosses the device's
+  // Nodes of several devices (spec/nodes.hpp): a route that leaves a node crosses the device's
   // link to the host side; devices of one node reach each other over their peer links; each link
   // inside a node has `interconnect_latency`. `nic_sharers`: the devices whose traffic to the
   // parameter servers shares one NIC (D with one NIC per node and no local aggregation).
@@ -40,7 +40,7 @@ struct AnalyticNetwork {
   double peer_link = 0.0;
   double interconnect_latency = 0.0;
   bool pcie_roots = false;  // pcie with several host links: peers may cross two of them
-  // Co-located parameter servers (core/nodes.hpp): each shard on a node, behind its own link to
+  // Co-located parameter servers (spec/nodes.hpp): each shard on a node, behind its own link to
   // the node's host side (`ps_link`); a flow to a shard on another node crosses both nodes' NICs,
   // one to a shard on its own node the devices' links and the node's host links instead.
   bool colocated = false;

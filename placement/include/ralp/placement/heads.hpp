@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "ralp/core/head.hpp"
+#include "ralp/spec/head.hpp"
 
 namespace ralp::placement {
 

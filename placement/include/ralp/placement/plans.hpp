@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "ralp/core/head.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/head.hpp"
 
 namespace ralp::placement {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/head.hpp"
-#include "ralp/core/scenario.hpp"
 #include "ralp/placement/shards.hpp"
+#include "ralp/spec/head.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::placement {
 

@@ -1,13 +1,13 @@
 // Shard assignment compared: a ps or ralp strategy's variables placed round-robin, greedily by
-// bytes and balanced (the busiest shard's analytic load minimised, core/sharding.hpp), each with
+// bytes and balanced (the busiest shard's analytic load minimised, spec/sharding.hpp), each with
 // every shard's load under schedule::shard_load_model and the analytic step time it gives. Pure.
 #pragma once
 
 #include <optional>
 #include <vector>
 
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/sharding.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/sharding.hpp"
 
 namespace ralp::placement {
 

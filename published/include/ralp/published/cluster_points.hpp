@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/transport.hpp"
+#include "ralp/devices/transport.hpp"
 
 namespace ralp::published {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/device_profile.hpp"
-#include "ralp/core/gpu_kernels.hpp"
+#include "ralp/devices/device_profile.hpp"
+#include "ralp/devices/gpu_kernels.hpp"
 
 namespace ralp::published {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/device_profile.hpp"
+#include "ralp/devices/device_profile.hpp"
 #include "ralp/published/data.hpp"
 
 namespace ralp::published {

@@ -1,14 +1,14 @@
 // The documents the modes write: a simulated scenario as JSON (`ralp simulate --json`), CSV
 // (`--csv`) and Chrome trace events (`--trace`; opens in Perfetto and chrome://tracing), and a
 // measured run as JSON (`ralp cluster --json`). A strategy's own JSON form sits with its type
-// (core/simulation_result.hpp), since simulation processes return results in it.
+// (results/simulation_result.hpp), since simulation processes return results in it.
 #pragma once
 
 #include <string>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/measured_result.hpp"
-#include "ralp/core/simulation_result.hpp"
+#include "ralp/results/measured_result.hpp"
+#include "ralp/results/simulation_result.hpp"
 
 namespace ralp::reports {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/simulation_result.hpp"
+#include "ralp/results/simulation_result.hpp"
 
 namespace ralp::reports {
 

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ralp/core/measured_result.hpp"
-#include "ralp/core/step_result.hpp"
+#include "ralp/results/measured_result.hpp"
+#include "ralp/results/step_result.hpp"
 #include "ralp/schedule/step_plan.hpp"
 
 namespace ralp::schedule {
@@ -47,10 +47,6 @@ enum class MessageKind : int {
   broadcast,  // hierarchical all-reduce: the all-reduced buffer, -> the node's other devices
 };
 std::string_view to_string(MessageKind kind);
-
-// Every message carries a header (the step, the item, the sender's posting time on the reference
-// clock) in front of its payload; the bytes on the wire and in every count include it.
-inline constexpr int64_t kHeaderBytes = 24;
 
 enum class OpKind {
   compute,    // a layer's pass on a worker, or the head's on the head PS
@@ -194,7 +190,7 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
 ActivityKind activity_of(OpKind kind);
 
 // Gives the device operations the times a real run of this schedule measured
-// (core/measured_result.hpp). Each entry must name a host of the schedule, the index of one of
+// (results/measured_result.hpp). Each entry must name a host of the schedule, the index of one of
 // its device operations and that operation's label (op_label); every device operation of every
 // host gets exactly one. On the first entry that does not fit, returns its index (times.size()
 // when one is missing) and the problem, leaving the schedule partly changed.

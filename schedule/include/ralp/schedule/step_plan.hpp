@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/compute_sources.hpp"
-#include "ralp/core/cost_model.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/sharding.hpp"
+#include "ralp/devices/cost_model.hpp"
+#include "ralp/results/compute_sources.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/sharding.hpp"
 
 namespace ralp::schedule {
 
@@ -34,14 +34,14 @@ struct StepPlan {
   int64_t workers = 0;
   int64_t shards = 0;  // parameter servers; 0 for allreduce
   int64_t batch = 0;   // per worker
-  int64_t devices_per_node = 1;  // workers are grouped into nodes in order (core/nodes.hpp)
+  int64_t devices_per_node = 1;  // workers are grouped into nodes in order (spec/nodes.hpp)
 
   // Tail: layers [0, tail_end) run data-parallel on the workers. tail_end = size() without a cut.
   LayerId tail_end = 0;
   std::optional<LayerId> cut;  // first head layer (ralp, hybrid)
   std::vector<std::string> layer_names;
   std::vector<LayerTimes> worker;  // one per tail layer
-  // ps, ralp: the tail's variables on shards (core/sharding.hpp); groups_by_layer[l] lists layer
+  // ps, ralp: the tail's variables on shards (spec/sharding.hpp); groups_by_layer[l] lists layer
   // l's messages, each one layer's variables on one shard: a pull before the layer's forward, a
   // push as soon as its backward produced the gradients.
   std::vector<std::vector<VariableGroup>> groups_by_layer;
@@ -127,6 +127,10 @@ struct StepPlan {
 
 // Labels are 32-bit integers, one per image.
 inline constexpr int64_t kLabelBytes = 4;
+
+// Every message carries a header (the step, the item, the sender's posting time on the reference
+// clock) in front of its payload; the bytes on the wire and in every count include it.
+inline constexpr int64_t kHeaderBytes = 24;
 
 // What crosses a cut each step for one worker's micro-batch of `batch` images: the boundary it
 // sends (activations, images when a head layer reads the model input, labels) and the gradients

@@ -7,10 +7,10 @@
 #include <optional>
 #include <string>
 
-#include "ralp/core/head.hpp"
-#include "ralp/core/measured_result.hpp"
-#include "ralp/core/simulation_result.hpp"
+#include "ralp/results/measured_result.hpp"
+#include "ralp/results/simulation_result.hpp"
 #include "ralp/sim/step_model.hpp"
+#include "ralp/spec/head.hpp"
 
 namespace ralp::sim {
 
@@ -29,7 +29,7 @@ struct SimulateOptions {
 
 // A strategy with its head resolved: the scenario's cut or head, or for cut "auto" the head a
 // search chose, with the trials it simulated. A head that is not a suffix of the file order runs
-// the model in the head's order (core/head.hpp); results name it by head_name.
+// the model in the head's order (spec/head.hpp); results name it by head_name.
 struct ResolvedStrategy {
   StrategySpec spec;
   std::optional<Head> cut;  // ralp and hybrid

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "ralp/core/scenario.hpp"
+#include "ralp/spec/scenario.hpp"
 
 namespace ralp::sim {
 

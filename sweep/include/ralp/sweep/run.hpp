@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ralp/core/child_reply.hpp"
 #include "ralp/core/json_input.hpp"
+#include "ralp/results/child_reply.hpp"
 #include "ralp/sweep/spec.hpp"
 
 namespace ralp::sweep {
@@ -45,6 +45,6 @@ void run_points(const std::vector<SweepPoint>& points, const std::vector<size_t>
                 const std::string& fidelity, const PoolOptions& options,
                 const std::function<void(size_t, Json)>& done);
 
-using ralp::default_jobs;  // ralp/core/child_reply.hpp
+using ralp::default_jobs;  // ralp/results/child_reply.hpp
 
 }  // namespace ralp::sweep

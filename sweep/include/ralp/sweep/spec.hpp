@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
-#include "ralp/core/scenario.hpp"
-#include "ralp/core/scenario_overrides.hpp"
+#include "ralp/spec/scenario.hpp"
+#include "ralp/spec/scenario_overrides.hpp"
 
 namespace ralp::sweep {
 

@@ -1,0 +1,92 @@
+// The GPU kernel model: what cuDNN and cuBLAS run for a layer's pass, and how long it takes.
+//
+// Every convolution pass has candidate algorithms (implicit GEMM; GEMM for 1x1; Winograd fused
+// F(2x2,3x3) and non-fused F(4x4,3x3) for 3x3 stride 1; FFT and FFT tiling for stride 1), each
+// with the operation count its maths fixes, an efficiency and its memory traffic; the fastest is
+// chosen, as cuDNN's autotuner does. GEMMs run as output tiles spread over the multiprocessors
+// in waves; a tile's main loop streams its operands from the cache. docs/gpu-compute.md derives
+// each formula.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "ralp/core/units.hpp"
+#include "ralp/model/layer.hpp"
+
+namespace ralp {
+
+// The device figures the kernel model reads (datasheet figures, never fitted).
+struct GpuShape {
+  FlopsPerSecond peak;       // FP32 FLOP/s at boost clock
+  BytesPerSecond bandwidth;  // DRAM bandwidth
+  int multiprocessors = 1;   // SMs (SMXs on Kepler)
+};
+
+// Fitted parameters, each with a physical meaning; bounds in kKernelParamBounds.
+struct GpuKernelParams {
+  double gemm_efficiency = 0.75;           // fraction of peak in a large SGEMM tile's main loop
+  double implicit_gemm_efficiency = 0.65;  // the same in implicit-GEMM convolution
+  double winograd_efficiency = 0.6;        // fraction of peak on Winograd's transformed products
+  double fft_efficiency = 0.5;             // fraction of peak on FFT's pointwise complex products
+  double memory_efficiency = 0.75;         // fraction of DRAM bandwidth streaming kernels reach
+  double cache_ratio = 3.0;                // cache bandwidth feeding tiles, in DRAM bandwidths
+  double tile_prologue = 16.0;  // K-steps a tile spends outside its main loop (loads, epilogue)
+  // Filter-gradient kernels reduce over the batch and every pixel, which the other passes do
+  // not: their main loops reach this fraction of the others' efficiency.
+  double filter_gradient_efficiency = 0.8;
+  Seconds launch;               // per kernel
+  friend bool operator==(const GpuKernelParams&, const GpuKernelParams&) = default;
+};
+
+inline constexpr int kKernelParamCount = 9;
+struct ParamBounds {
+  std::string_view name;
+  double low;
+  double high;
+};
+// The order of as_array(); launch (last) in microseconds there, in seconds in profiles.
+extern const std::array<ParamBounds, kKernelParamCount> kKernelParamBounds;
+std::array<double, kKernelParamCount> as_array(const GpuKernelParams& params);
+GpuKernelParams params_from_array(const std::array<double, kKernelParamCount>& values);
+
+enum class ConvPass { forward, backward_data, backward_filter };
+enum class ConvAlgorithm { implicit_gemm, gemm, winograd, winograd_nonfused, fft, fft_tiling };
+std::string_view to_string(ConvPass pass);
+std::string_view to_string(ConvAlgorithm algorithm);
+
+// One convolution as cuDNN sees it (NCHW, no groups).
+struct ConvShape {
+  int64_t batch = 1, in_channels = 1, out_channels = 1;
+  int64_t height = 1, width = 1;  // input
+  int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  [[nodiscard]] int64_t out_height() const { return (height + 2 * pad_h - kernel_h) / stride_h + 1; }
+  [[nodiscard]] int64_t out_width() const { return (width + 2 * pad_w - kernel_w) / stride_w + 1; }
+  // Multiply-adds x 2 of the direct convolution (what DeepBench's "effective" FLOPs count).
+  [[nodiscard]] double direct_flops() const;
+};
+
+// The algorithms a cuDNN version offers: all of the above from cuDNN 5.1 on; cuDNN 5.0 has no
+// non-fused Winograd, and versions before 5 no Winograd at all.
+struct ConvAlgorithms {
+  bool winograd = true;
+  bool winograd_nonfused = true;
+};
+
+struct KernelTime {
+  Seconds seconds;
+  ConvAlgorithm algorithm = ConvAlgorithm::implicit_gemm;
+};
+
+// Time of one algorithm for one pass; nullopt-like infinity when the algorithm does not apply.
+Seconds conv_algorithm_time(const ConvShape& conv, ConvPass pass, ConvAlgorithm algorithm,
+                            const GpuShape& gpu, const GpuKernelParams& params);
+// The fastest applicable algorithm, with its time (launch included).
+KernelTime conv_pass_time(const ConvShape& conv, ConvPass pass, const GpuShape& gpu,
+                          const GpuKernelParams& params, const ConvAlgorithms& available = {});
+// C (M x N) = A (M x K) B (K x N) in FP32 through cuBLAS (launch included).
+Seconds gemm_time(double m, double n, double k, const GpuShape& gpu, const GpuKernelParams& params);
+// A memory-bound kernel moving `bytes` (launch included).
+Seconds streaming_time(Bytes bytes, const GpuShape& gpu, const GpuKernelParams& params);
+
+}  // namespace ralp

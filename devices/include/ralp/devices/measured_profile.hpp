@@ -1,0 +1,29 @@
+// The measured cost model: exact measured times for a layer signature and batch (those measured
+// inside a training step when the profile has them, else those measured alone), else the
+// roofline fitted to the measurements, else the datasheet roofline.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "ralp/devices/roofline.hpp"
+
+namespace ralp {
+
+class MeasuredProfileModel final : public CostModel {
+ public:
+  explicit MeasuredProfileModel(const DeviceProfile& profile);
+
+  [[nodiscard]] LayerCost estimate(const LayerKey& key) const override;
+  [[nodiscard]] std::string describe() const override;
+
+ private:
+  std::string name_;
+  std::map<std::pair<std::string, int64_t>, MeasuredLayer> measured_;
+  size_t in_step_ = 0;  // measured shapes with in-step times
+  std::optional<Roofline> fitted_;
+  Roofline datasheet_;
+};
+
+}  // namespace ralp
