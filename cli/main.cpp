@@ -2,6 +2,7 @@
 // RALP, ring all-reduce and hybrid strategies. This file turns subcommands into exit statuses.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +102,39 @@ void check_subcommands(const CLI::App& app, int argc, char** argv) {
   }
 }
 
+// CLI11 answers a mistyped option with "The following arguments were not expected"; this names
+// the option, the command it is not an option of and the one meant. Throws InputError.
+void check_options(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  std::string command = app.get_name();
+  int i = 1;
+  for (; i < argc && !std::string_view(argv[i]).starts_with("-"); ++i) {
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : current->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == argv[i]) next = sub;
+    }
+    if (next == nullptr) break;  // the leaf's positional arguments
+    current = next;
+    command += " " + next->get_name();
+  }
+  if (current->get_allow_extras()) return;  // a subcommand this build leaves out takes anything
+  std::vector<std::string> names;
+  for (const CLI::Option* option : current->get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  }
+  if (current == &app) names.emplace_back("--version");
+  for (; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word == "--") return;  // what follows is not options
+    if (!word.starts_with("--")) continue;
+    const std::string name(word.substr(0, word.find('=')));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    throw ralp::InputError("", name,
+                           "is not an option of " + command + ralp::did_you_mean(name, names) +
+                               "; expected one that " + command + " --help lists");
+  }
+}
+
 }  // namespace
 
 }  // namespace ralp::cli
@@ -114,7 +148,7 @@ int main(int argc, char** argv) {
       "ralp"};
   app.formatter(std::make_shared<OneLineSubcommands>());
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("ralp 0.1.0"));
+  app.set_version_flag("--version", std::string("ralp ") + RALP_VERSION);
   Action action;
   add_model_commands(app, action);
   add_scenario_commands(app, action);
@@ -134,6 +168,7 @@ int main(int argc, char** argv) {
 
   try {
     check_subcommands(app, argc, argv);
+    check_options(app, argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

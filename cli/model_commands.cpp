@@ -143,9 +143,14 @@ LayerGraph resolve_model(const std::string& name_or_file) {
     return load_model_file(name_or_file);
   }
   std::string names;
-  for (const auto& entry : zoo_entries()) names += (names.empty() ? "" : ", ") + entry.name;
+  std::vector<std::string> list;
+  for (const auto& entry : zoo_entries()) {
+    names += (names.empty() ? "" : ", ") + entry.name;
+    list.push_back(entry.name);
+  }
   throw InputError(name_or_file, "",
-                   "neither a zoo model (" + names + ") nor a readable model file");
+                   "neither a zoo model (" + names + ") nor a readable model file" +
+                       did_you_mean(name_or_file, list));
 }
 
 void add_model_commands(CLI::App& app, Action& action) {

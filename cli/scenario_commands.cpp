@@ -48,10 +48,13 @@ void add_scenario_commands(CLI::App& app, Action& action) {
             strategies += " (cut " + *st.cut + ")";
           }
         }
+        const bool servers = s.parameter_servers > 0;
         std::cout << "ok: " << file << ": " << s.name << ": " << s.model.name() << ", "
-                  << s.workers << " workers x batch " << s.batch_per_worker << ", "
-                  << s.parameter_servers << " PS, " << s.worker_device.name << " workers, "
-                  << s.ps_device.name << " PS, " << to_string(s.platform.kind)
+                  << s.workers << (s.workers == 1 ? " worker" : " workers") << " x batch "
+                  << s.batch_per_worker << ", "
+                  << (servers ? std::to_string(s.parameter_servers) + " PS" : "no PS") << ", "
+                  << s.worker_device.name << (s.workers == 1 ? " worker, " : " workers, ")
+                  << (servers ? s.ps_device.name + " PS, " : "") << to_string(s.platform.kind)
                   << " platform; strategies: " << strategies << '\n';
       }
       return kExitOk;

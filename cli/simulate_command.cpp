@@ -3,15 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "commands.hpp"
+#include "ralp/placement/baseline.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/reports/result_io.hpp"
 #include "ralp/reports/verdict.hpp"
+#include "ralp/results/training_figures.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/spec/scenario.hpp"
 #include "ralp/spec/scenario_overrides.hpp"
@@ -115,16 +118,68 @@ std::string sources_line(const ComputeSources& s) {
          std::to_string(s.datasheet) + " from the datasheet";
 }
 
-void print_table(const Scenario& scenario, const ScenarioResult& result, bool analytic) {
-  std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
-            << " workers x batch " << scenario.batch_per_worker << ", "
-            << scenario.parameter_servers << " PS; " << scenario.worker_device.name
-            << " workers"
-            << (scenario.parameter_servers > 0 ? ", " + scenario.ps_device.name + " PS" : "")
-            << "; "
+// "1 worker", "8 workers".
+std::string count_of(int64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// The scenario's first line: model, workers and servers, devices, platform, steps.
+void print_header(const Scenario& scenario, const ScenarioResult& result) {
+  const int64_t servers = scenario.parameter_servers;
+  std::cout << scenario.name << ": " << scenario.model.name() << ", "
+            << count_of(scenario.workers, "worker", "workers") << " x batch "
+            << scenario.batch_per_worker << ", "
+            << (servers == 0 ? std::string("no PS") : std::to_string(servers) + " PS") << "; "
+            << scenario.worker_device.name << (scenario.workers == 1 ? " worker" : " workers")
+            << (servers > 0 ? ", " + scenario.ps_device.name + " PS" : "") << "; "
             << to_string(scenario.platform.kind) << " platform, " << result.network_model
-            << " network model; " << scenario.steps << " steps after " << scenario.warmup_steps
-            << " warm-up\n";
+            << " network model; " << count_of(scenario.steps, "step", "steps") << " after "
+            << scenario.warmup_steps << " warm-up\n";
+}
+
+// What the training run takes per strategy: images/s per GPU, scaling efficiency against one
+// device, time and cost to train; then what each figure is measured against.
+void print_training_table(const ScenarioResult& result) {
+  TextTable table({{"strategy", TextTable::Align::left},
+                   {"images/s per GPU"},
+                   {"scaling efficiency"},
+                   {"time to train"},
+                   {"cost"}});
+  const TrainingPlan& plan = result.training;
+  for (const auto& r : result.results) {
+    const TrainingFigures f = training_figures(r, result.workers, plan, result.baseline);
+    table.add_row({r.label, fixed(f.images_per_s_per_gpu, 1),
+                   f.scaling_efficiency ? format_efficiency(*f.scaling_efficiency) : "-",
+                   format_seconds(Seconds(f.time_to_train_s)),
+                   f.cost ? with_commas(std::llround(*f.cost)) + " " +
+                                plan.price_per_hour->currency
+                          : "-"});
+  }
+  table.print(std::cout);
+  if (result.baseline) {
+    const SingleDeviceBaseline& b = *result.baseline;
+    std::cout << "Scaling efficiency: images/s per GPU against one " << b.device
+              << " alone at batch " << b.batch << " (" << fixed(b.images_per_s, 1)
+              << " images/s, " << format_seconds(Seconds(b.step_time_s))
+              << " a step, analytic model).\n";
+  }
+  std::cout << "Time to train: " << count_of(plan.epochs, "epoch", "epochs") << " of "
+            << with_commas(plan.dataset_images) << " images (training.epochs, "
+            << "training.dataset_images).";
+  if (plan.price_per_hour) {
+    std::cout << " Cost: " << count_of(plan.worker_hosts, "node", "nodes");
+    if (plan.ps_hosts > 0) {
+      std::cout << ", and " << count_of(plan.ps_hosts, "server host", "server hosts")
+                << " for the strategies with parameter servers,";
+    }
+    std::cout << " at " << format_price(*plan.price_per_hour) << " an hour each.\n";
+  } else {
+    std::cout << " Cost: no cluster.price_per_hour in the scenario.\n";
+  }
+}
+
+void print_table(const Scenario& scenario, const ScenarioResult& result, bool analytic) {
+  print_header(scenario, result);
   if (const std::string line = nodes_header(scenario); !line.empty()) std::cout << line << '\n';
   for (const std::vector<int64_t>& group : shared_device_groups(scenario)) {
     std::string names;
@@ -189,6 +244,14 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
   }
   table.print(std::cout);
   std::cout << "Traffic is per step; compute / comm / wait is a worker's mean per step.\n";
+  const bool cuts = std::any_of(result.results.begin(), result.results.end(), [](const auto& r) {
+    return r.kind == StrategyKind::ralp || r.kind == StrategyKind::hybrid;
+  });
+  if (cuts && !analytic) {
+    std::cout << "Compute differs by strategy: a worker runs only the layers before a cut "
+                 "(ralp, hybrid) and applies updates itself only under allreduce and hybrid.\n";
+  }
+  print_training_table(result);
   if (analytic) {
     std::cout << "fidelity: analytic (the closed-form step model, docs/placement.md): step times "
                  "only, cut \"auto\" at the analytic best\n";
@@ -291,10 +354,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
         }
       }
       // Cut "auto" is resolved by the placement search, as `ralp cluster` resolves it.
-      const ScenarioResult result =
+      ScenarioResult result =
           analytic ? placement::analytic_scenario(scenario)
                    : sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, sim_options),
                                             sim_options);
+      result.baseline = placement::single_device_baseline(scenario);
       if (sim_options.progress) std::cerr << "\r\033[K";
       const bool table_on_stdout =
           options->json != "-" && options->csv != "-" && options->trace != "-";

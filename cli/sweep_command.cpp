@@ -11,7 +11,9 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "ralp/results/training_figures.hpp"
 #include "ralp/sweep/output.hpp"
+#include "ralp/sweep/ranking.hpp"
 #include "ralp/sweep/ranks.hpp"
 #include "ralp/sweep/run.hpp"
 #include "ralp/sweep/spec.hpp"
@@ -27,6 +29,7 @@ struct SweepCommandOptions {
   int jobs = 0;
   bool resume = false;
   bool quiet = false;
+  std::string deadline;
   std::map<std::string, std::string> lists;
   std::vector<std::pair<std::string, CLI::Option*>> axis_options;
 };
@@ -99,7 +102,78 @@ class Progress {
 };
 
 // `started` turns true once every rank has begun running points.
+// Rows a ranking table shows; sweep.csv holds every row.
+constexpr size_t kRankedRows = 10;
+
+std::string cost_text(const sweep::SweepRow& row) {
+  return row.cost ? with_commas(std::llround(*row.cost)) + " " + row.currency : "-";
+}
+
+void print_ranked(const std::vector<sweep::SweepRow>& rows, const std::vector<size_t>& order,
+                  const std::string& title) {
+  std::cout << title << " (" << std::min(order.size(), kRankedRows) << " of " << rows.size()
+            << " rows; every row in sweep.csv):\n";
+  TextTable table({{"rank"},
+                   {"point"},
+                   {"values", TextTable::Align::left},
+                   {"strategy", TextTable::Align::left},
+                   {"GPUs"},
+                   {"images/s"},
+                   {"efficiency"},
+                   {"time to train"},
+                   {"cost"}});
+  for (size_t k = 0; k < order.size() && k < kRankedRows; ++k) {
+    const sweep::SweepRow& r = rows[order[k]];
+    table.add_row({std::to_string(k + 1), std::to_string(r.point), r.values, r.strategy,
+                   std::to_string(r.gpus), with_commas(std::llround(r.images_per_s)),
+                   r.scaling_efficiency ? format_efficiency(*r.scaling_efficiency) : "-",
+                   format_seconds(Seconds(r.time_to_train_s)), cost_text(r)});
+  }
+  table.print(std::cout);
+}
+
+// The sweep's answer for a buyer: its rows by time and by cost to train, and the cheapest (or,
+// without prices, the fastest) that trains within the deadline.
+void print_ranking(const std::vector<sweep::SweepRow>& rows, std::optional<double> deadline) {
+  if (rows.empty()) return;
+  const sweep::SweepRanking ranking = sweep::rank_rows(rows, deadline);
+  print_ranked(rows, ranking.by_time, "fastest to train");
+  if (!ranking.by_cost.empty()) {
+    print_ranked(rows, ranking.by_cost, "cheapest to train");
+  } else {
+    std::cout << "cost: no cluster.price_per_hour in the scenario (--price-per-hour on simulate "
+                 "sets one)\n";
+  }
+  if (!deadline) return;
+  const std::string within = "within " + format_seconds(Seconds(*deadline));
+  if (!ranking.within_deadline) {
+    const sweep::SweepRow& fastest = rows[ranking.by_time.front()];
+    std::cout << "no row trains " << within << "; the fastest, point " << fastest.point << " ("
+              << fastest.values << ") " << fastest.strategy << ", takes "
+              << format_seconds(Seconds(fastest.time_to_train_s)) << '\n';
+    return;
+  }
+  const sweep::SweepRow& r = rows[*ranking.within_deadline];
+  std::cout << (r.cost ? "cheapest " : "fastest ") << within << ": point " << r.point << " ("
+            << r.values << ") " << r.strategy << ", " << r.gpus << " GPUs, "
+            << format_seconds(Seconds(r.time_to_train_s)) << ", " << cost_text(r);
+  if (r.scaling_efficiency) {
+    std::cout << ", " << format_efficiency(*r.scaling_efficiency) << " scaling efficiency";
+  }
+  std::cout << '\n';
+}
+
 int run_sweep(const SweepCommandOptions& o, sweep::Ranks& ranks, bool& started) {
+  std::optional<double> deadline;
+  if (!o.deadline.empty()) {
+    const auto parsed = parse_seconds(o.deadline);
+    if (!parsed || parsed->value() <= 0.0) {
+      throw InputError("", "--deadline",
+                       "is \"" + o.deadline + "\", expected a duration such as \"8h\", \"90min\" "
+                       "or \"3d\"");
+    }
+    deadline = parsed->value();
+  }
   const sweep::SweepSpec spec = read_spec(o);
   const std::vector<sweep::SweepPoint> points = sweep::make_points(spec);
   const std::filesystem::path dir = o.out;
@@ -158,6 +232,7 @@ int run_sweep(const SweepCommandOptions& o, sweep::Ranks& ranks, bool& started) 
   std::cout << "sweep: " << points.size() << " points (" << skipped_points << " resumed), "
             << rows << " rows, " << spec.fidelity << " fidelity: wrote "
             << (dir / "sweep.csv").string() << " and " << (dir / "sweep.json").string() << '\n';
+  print_ranking(sweep::sweep_rows(points, writer.entries()), deadline);
   return kExitOk;
 }
 
@@ -205,6 +280,10 @@ void add_sweep_command(CLI::App& app, Action& action) {
   cmd->add_option("--jobs", options->jobs, "Points at once, in as many worker processes (default: "
                                            "one per CPU; per rank under mpirun)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--deadline", options->deadline,
+                  "Name the cheapest point and strategy that trains within this time, e.g. 8h "
+                  "(the fastest within it where the scenario has no cluster.price_per_hour)")
+      ->type_name("TIME");
   cmd->add_flag("--resume", options->resume,
                 "Keep the points DIR/sweep.csv already holds (same sweep only) and run the rest");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");

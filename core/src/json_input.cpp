@@ -443,6 +443,14 @@ std::string ObjectReader::choice(std::string_view key, const std::vector<std::st
 
 namespace {
 
+// The accepted forms as units.hpp reads them: a lower-case b is bits, an upper-case B bytes.
+constexpr const char* kBandwidthExpectation =
+    "a bandwidth such as \"10Gbps\", \"10Gb/s\", \"10Gbit/s\" (bits) or \"1.25GB/s\", "
+    "\"1GiB/s\" (bytes), or a number of bytes per second";
+constexpr const char* kSizeExpectation =
+    "a size such as \"64MiB\", \"1GiB\", \"3.2MB\", \"4kB\" (bytes, with an upper-case B), or a "
+    "number of bytes";
+
 template <class Parse>
 auto read_quantity(ObjectReader& reader, const Json* v, std::string_view key, Parse parse,
                    const char* expectation, bool allow_zero) -> decltype(parse("")) {
@@ -468,15 +476,11 @@ std::optional<Seconds> ObjectReader::optional_seconds(std::string_view key, bool
 }
 
 std::optional<Bytes> ObjectReader::optional_bytes(std::string_view key, bool allow_zero) {
-  return read_quantity(*this, get(key), key, parse_bytes,
-                       "a size such as \"64MiB\" or a number of bytes", allow_zero);
+  return read_quantity(*this, get(key), key, parse_bytes, kSizeExpectation, allow_zero);
 }
 
 std::optional<BytesPerSecond> ObjectReader::optional_bandwidth(std::string_view key) {
-  return read_quantity(*this, get(key), key, parse_bandwidth,
-                       "a bandwidth such as \"1Gbps\" or \"12GB/s\", or a number of bytes per "
-                       "second",
-                       false);
+  return read_quantity(*this, get(key), key, parse_bandwidth, kBandwidthExpectation, false);
 }
 
 std::optional<FlopsPerSecond> ObjectReader::optional_flops_rate(std::string_view key) {
@@ -485,7 +489,7 @@ std::optional<FlopsPerSecond> ObjectReader::optional_flops_rate(std::string_view
 }
 
 BytesPerSecond ObjectReader::bandwidth(std::string_view key) {
-  require(key, "a bandwidth such as \"1Gbps\"");
+  require(key, kBandwidthExpectation);
   return *optional_bandwidth(key);
 }
 

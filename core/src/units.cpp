@@ -2,6 +2,7 @@
 #include "ralp/core/units.hpp"
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -46,26 +47,95 @@ constexpr double kBit = 1.0 / kBitsPerByte;
 constexpr std::array kTimeUnits{
     UnitScale{"s", 1.0},     UnitScale{"ms", 1e-3}, UnitScale{"us", 1e-6},
     UnitScale{"ns", 1e-9},   UnitScale{"min", 60.0}, UnitScale{"h", 3600.0},
+    UnitScale{"d", 86400.0},
 };
 
-constexpr std::array kByteUnits{
-    UnitScale{"B", 1.0},           UnitScale{"kB", 1e3},          UnitScale{"KB", 1e3},
-    UnitScale{"MB", 1e6},          UnitScale{"GB", 1e9},          UnitScale{"TB", 1e12},
-    UnitScale{"KiB", kKi},         UnitScale{"MiB", kKi * kKi},   UnitScale{"GiB", kKi * kKi * kKi},
-    UnitScale{"TiB", kKi * kKi * kKi * kKi},
+// Bandwidths and sizes are read by the rules in units.hpp rather than from a list of spellings:
+// a suffix is [prefix][unit][per second], each part read off the front in turn.
+
+struct Prefix {
+  char lower;
+  double si;      // k M G T: 1e3 .. 1e12
+  double binary;  // Ki Mi Gi Ti: 1024 .. 1024^4
 };
 
-constexpr std::array kBandwidthUnits{
-    UnitScale{"bps", kBit},        UnitScale{"kbps", 1e3 * kBit},  UnitScale{"Kbps", 1e3 * kBit},
-    UnitScale{"Mbps", 1e6 * kBit}, UnitScale{"Gbps", 1e9 * kBit},  UnitScale{"Tbps", 1e12 * kBit},
-    UnitScale{"bit/s", kBit},      UnitScale{"kbit/s", 1e3 * kBit}, UnitScale{"Mbit/s", 1e6 * kBit},
-    UnitScale{"Gbit/s", 1e9 * kBit}, UnitScale{"Tbit/s", 1e12 * kBit},
-    UnitScale{"B/s", 1.0},         UnitScale{"kB/s", 1e3},         UnitScale{"KB/s", 1e3},
-    UnitScale{"MB/s", 1e6},        UnitScale{"GB/s", 1e9},         UnitScale{"TB/s", 1e12},
-    UnitScale{"KiB/s", kKi},       UnitScale{"MiB/s", kKi * kKi},  UnitScale{"GiB/s", kKi * kKi * kKi},
-    UnitScale{"Bps", 1.0},         UnitScale{"kBps", 1e3},         UnitScale{"MBps", 1e6},
-    UnitScale{"GBps", 1e9},
+constexpr std::array kPrefixes{
+    Prefix{'k', 1e3, kKi},
+    Prefix{'m', 1e6, kKi * kKi},
+    Prefix{'g', 1e9, kKi * kKi * kKi},
+    Prefix{'t', 1e12, kKi * kKi * kKi * kKi},
 };
+
+// Reads a prefix off the front of suffix (the letter in either case): 1.0 when there is none.
+double take_prefix(std::string_view& suffix) {
+  if (suffix.empty()) return 1.0;
+  const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(suffix[0])));
+  for (const auto& prefix : kPrefixes) {
+    if (prefix.lower != lower) continue;
+    const bool binary = suffix.size() >= 2 && suffix[1] == 'i';
+    suffix.remove_prefix(binary ? 2 : 1);
+    return binary ? prefix.binary : prefix.si;
+  }
+  return 1.0;
+}
+
+struct DataUnit {
+  std::string_view spelling;
+  double bytes;        // kBit or 1
+  bool single_letter;  // "b" or "B": the only ones that may take "ps"
+};
+
+// Longest first, so that "bits" is not read as "b" followed by "its". A spelled-out word says
+// bits or bytes itself, whatever the case of its first letter; a lone letter: b bits, B bytes.
+constexpr std::array kDataUnits{
+    DataUnit{"bits", kBit, false},  DataUnit{"Bits", kBit, false}, DataUnit{"bit", kBit, false},
+    DataUnit{"Bit", kBit, false},   DataUnit{"bytes", 1.0, false}, DataUnit{"Bytes", 1.0, false},
+    DataUnit{"byte", 1.0, false},   DataUnit{"Byte", 1.0, false},  DataUnit{"b", kBit, true},
+    DataUnit{"B", 1.0, true},
+};
+
+// Reads [prefix][unit] off the front of suffix.
+std::optional<DataUnit> take_data_unit(std::string_view& suffix, double& prefix) {
+  prefix = take_prefix(suffix);
+  for (const auto& unit : kDataUnits) {
+    if (suffix.starts_with(unit.spelling)) {
+      suffix.remove_prefix(unit.spelling.size());
+      return unit;
+    }
+  }
+  return std::nullopt;
+}
+
+// "12GB/s", "10Gbps", "200Gbit" -> bytes per second.
+std::optional<double> bandwidth_scale(std::string_view suffix) {
+  double prefix = 1.0;
+  const auto unit = take_data_unit(suffix, prefix);
+  if (!unit) return std::nullopt;
+  const bool per_second = suffix == "/s" || (suffix == "ps" && unit->single_letter);
+  // A bare amount of bits is how a NIC is named ("200Gbit"); a bare amount of bytes is a size.
+  const bool bare_bits = suffix.empty() && unit->bytes == kBit;
+  if (!per_second && !bare_bits) return std::nullopt;
+  return prefix * unit->bytes;
+}
+
+// "64MiB", "3.2MB", "4kB" -> bytes; bits are no size.
+std::optional<double> size_scale(std::string_view suffix) {
+  double prefix = 1.0;
+  const auto unit = take_data_unit(suffix, prefix);
+  if (!unit || unit->bytes != 1.0 || !suffix.empty()) return std::nullopt;
+  return prefix;
+}
+
+std::optional<double> parse_by_rule(std::string_view text,
+                                    std::optional<double> (*scale_of)(std::string_view)) {
+  const auto split = split_number(text);
+  if (!split) return std::nullopt;
+  const auto [value, suffix] = *split;
+  if (suffix.empty()) return value;
+  const auto scale = scale_of(suffix);
+  if (!scale) return std::nullopt;
+  return value * *scale;
+}
 
 constexpr std::array kFlopsUnits{
     UnitScale{"FLOPS", 1.0},   UnitScale{"FLOP/s", 1.0},  UnitScale{"kFLOPS", 1e3},
@@ -94,12 +164,12 @@ std::optional<Seconds> parse_seconds(std::string_view text) {
 }
 
 std::optional<Bytes> parse_bytes(std::string_view text) {
-  const auto v = parse_with(text, kByteUnits);
+  const auto v = parse_by_rule(text, size_scale);
   return v ? std::optional(Bytes(*v)) : std::nullopt;
 }
 
 std::optional<BytesPerSecond> parse_bandwidth(std::string_view text) {
-  const auto v = parse_with(text, kBandwidthUnits);
+  const auto v = parse_by_rule(text, bandwidth_scale);
   return v ? std::optional(BytesPerSecond(*v)) : std::nullopt;
 }
 

@@ -1,6 +1,8 @@
 // Candidate heads: closed sets as bitsets, deduplicated in an ordered set.
 #include "ralp/placement/heads.hpp"
 
+#include <algorithm>
+
 #include <bit>
 #include <cstdint>
 #include <set>
@@ -118,6 +120,11 @@ std::optional<std::vector<Head>> all_heads(const LayerGraph& model, size_t limit
   return out;
 }
 
+bool holds_parameters(const LayerGraph& model, const Head& head) {
+  return std::any_of(head.layers().begin(), head.layers().end(),
+                     [&](LayerId id) { return model.layer(id).params() > 0; });
+}
+
 std::vector<Head> candidate_heads(const LayerGraph& model) {
   const size_t n = model.size();
   HeadSet heads(model);
@@ -172,7 +179,11 @@ std::vector<Head> candidate_heads(const LayerGraph& model) {
       heads.offer(b);
     }
   }
-  return heads.take();
+  std::vector<Head> out;
+  for (Head& head : heads.take()) {
+    if (holds_parameters(model, head)) out.push_back(std::move(head));
+  }
+  return out;
 }
 
 }  // namespace ralp::placement

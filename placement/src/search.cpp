@@ -9,6 +9,7 @@
 #include "ralp/placement/analytic.hpp"
 #include "ralp/placement/heads.hpp"
 #include "ralp/placement/plans.hpp"
+#include "ralp/results/comparison.hpp"
 #include "ralp/schedule/step_plan.hpp"
 #include "ralp/spec/strategy_head.hpp"
 
@@ -101,7 +102,7 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
   v.best_uncut_s = u.simulated_s;
   v.gain = (u.simulated_s - c.simulated_s) / u.simulated_s;
   v.threshold = scenario.placement.split_threshold;
-  v.split = v.gain > v.threshold;
+  v.split = v.gain > v.threshold && !equal_speed(u.simulated_s, c.simulated_s);
 
   const Scenario headed = c.cut ? scenario_for_head(scenario, *c.cut) : scenario;
   const schedule::StepPlan plan = schedule::make_step_plan(
@@ -109,18 +110,18 @@ SplitVerdict decide(const Scenario& scenario, const std::vector<const StrategyPl
   const double total = static_cast<double>(plan.head_param_bytes + plan.tail_param_bytes);
   const double head_share = total > 0.0 ? static_cast<double>(plan.head_param_bytes) / total : 0.0;
   const std::string comparison =
-      v.best_cut_label + " is " +
-      (v.gain >= 0.0 ? percent(v.gain) + " faster than " : percent(-v.gain) + " slower than ") +
-      v.best_uncut_label;
+      compare_steps(v.best_cut_label, c.simulated_s, v.best_uncut_label, u.simulated_s);
   const std::string why = "the head holds " + percent(head_share) + " of the parameters; each worker sends " +
                           megabytes(plan.boundary_bytes) + " of boundary activations in place of " +
                           megabytes(plan.head_param_bytes) + " of head gradients";
+  const std::string must = percent_less_time(v.threshold) + " a split must gain";
   if (v.split) {
-    v.reason = "split: " + comparison + ", more than the " + percent(v.threshold) +
-               " threshold; " + why;
+    v.reason = "split: " + comparison + ", over the " + must + "; " + why;
   } else {
-    v.reason = "do not split: " + comparison + ", not more than the " + percent(v.threshold) +
-               " threshold; " + why +
+    v.reason = "do not split: " + comparison +
+               (v.gain > 0.0 && !equal_speed(u.simulated_s, c.simulated_s) ? ", under the " + must
+                                                                            : "") +
+               "; " + why +
                (plan.boundary_bytes > plan.head_param_bytes
                     ? " (the boundary activation is larger than the head's gradients)"
                     : "");

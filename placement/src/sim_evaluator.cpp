@@ -91,6 +91,7 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
   out.network_model = scenario.network_model.kind == NetworkModelKind::tcp     ? "tcp"
                       : scenario.network_model.kind == NetworkModelKind::ideal ? "ideal"
                                                                                : "factors";
+  out.training = training_plan(scenario);
   for (const StrategySpec& spec : scenario.strategies) {
     const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
     std::optional<Head> cut;

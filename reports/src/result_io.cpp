@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ralp/reports/verdict.hpp"
+#include "ralp/results/training_figures.hpp"
 
 namespace ralp::reports {
 namespace {
@@ -30,8 +31,6 @@ std::string number(double value) {
 }  // namespace
 
 Json to_json(const ScenarioResult& s) {
-  Json results = Json::array();
-  for (const auto& r : s.results) results.push_back(to_json(r, false));
   return {{"scenario",
            {{"name", s.scenario},
             {"file", s.file},
@@ -39,8 +38,10 @@ Json to_json(const ScenarioResult& s) {
             {"workers", s.workers},
             {"parameter_servers", s.parameter_servers},
             {"batch_per_worker", s.batch_per_worker},
-            {"network_model", s.network_model}}},
-          {"results", std::move(results)},
+            {"network_model", s.network_model},
+            {"baseline", s.baseline ? to_json(*s.baseline) : Json()},
+            {"training", to_json(s.training)}}},
+          {"results", results_with_figures_json(s)},
           {"verdict", s.results.empty() ? Json(nullptr) : to_json(make_verdict(s, s.split_threshold))}};
 }
 
@@ -49,8 +50,11 @@ std::string to_csv(const ScenarioResult& s) {
   out << "strategy,kind,cut,step_time_mean_s,images_per_s,speedup_vs_ps,speedup_vs_allreduce,"
          "ps_bytes_in,ps_bytes_out,worker_bytes_in,worker_bytes_out,busiest_link,"
          "busiest_link_utilisation,compute_s,communication_s,waiting_s,worker_profile,"
-         "measured_layers,fitted_layers,datasheet_layers,published_layers\n";
+         "measured_layers,fitted_layers,datasheet_layers,published_layers,images_per_s_per_gpu,"
+         "scaling_efficiency,time_to_train_s,billed_hosts,cost,currency\n";
+  const std::string currency = s.training.price_per_hour ? s.training.price_per_hour->currency : "";
   for (const auto& r : s.results) {
+    const TrainingFigures f = training_figures(r, s.workers, s.training, s.baseline);
     const auto find = [&r](const std::string& name) {
       for (const auto& h : r.hosts) {
         if (h.name == name) return h;
@@ -70,7 +74,11 @@ std::string to_csv(const ScenarioResult& s) {
         << number(r.worker_mean.compute) << ',' << number(r.worker_mean.communication) << ','
         << number(r.worker_mean.waiting) << ',' << csv_field(r.worker_sources.profile) << ','
         << r.worker_sources.measured << ',' << r.worker_sources.fitted << ','
-        << r.worker_sources.datasheet << ',' << r.worker_sources.published << '\n';
+        << r.worker_sources.datasheet << ',' << r.worker_sources.published << ','
+        << number(f.images_per_s_per_gpu) << ','
+        << (f.scaling_efficiency ? number(*f.scaling_efficiency) : "") << ','
+        << number(f.time_to_train_s) << ',' << f.billed_hosts << ','
+        << (f.cost ? number(*f.cost) : "") << ',' << currency << '\n';
   }
   return out.str();
 }

@@ -3,6 +3,7 @@
 #include "ralp/reports/results_report.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "ralp/reports/text_table.hpp"
 #include "ralp/reports/validation_report.hpp"
 #include "ralp/reports/verdict.hpp"
+#include "ralp/results/training_figures.hpp"
 
 namespace ralp::reports {
 namespace {
@@ -156,6 +158,12 @@ ScenarioResult read_simulation(const Json& doc, const std::string& file) {
   out.parameter_servers = s.integer("parameter_servers", 0, kMaxCount);
   out.batch_per_worker = s.integer("batch_per_worker", 1, kMaxCount);
   out.network_model = s.string("network_model");
+  if (const Json* baseline = s.get("baseline"); baseline != nullptr && !baseline->is_null()) {
+    out.baseline = baseline_from_json(*baseline, s.path_of("baseline"), file);
+  }
+  if (const Json* training = s.get("training"); training != nullptr) {
+    out.training = training_plan_from_json(*training, s.path_of("training"), file);
+  }
   out.results = read_results(r, file);
   const Json& verdict = r.require("verdict", "an object or null");
   if (verdict.is_object()) {
@@ -203,6 +211,21 @@ SweepDocument read_sweep(const Json& doc, const std::string& file) {
     point.scenario = p.string("scenario");
     point.results = read_results(p, file);
     point.verdict = p.has("verdict") ? *p.get("verdict") : Json(nullptr);
+    if (const Json* baseline = p.get("baseline"); baseline != nullptr && !baseline->is_null()) {
+      point.baseline = baseline_from_json(*baseline, p.path_of("baseline"), file);
+    }
+    if (const Json* training = p.get("training"); training != nullptr) {
+      (void)training_plan_from_json(*training, p.path_of("training"), file);  // checks it
+      point.training = *training;
+    }
+    for (const Json& r : *p.get("results")) {
+      Json figures = Json::object();
+      for (const char* key : {"images_per_s_per_gpu", "scaling_efficiency", "time_to_train_s",
+                              "billed_hosts", "cost"}) {
+        if (r.is_object() && r.contains(key)) figures[key] = r.at(key);
+      }
+      point.figures.push_back(std::move(figures));
+    }
     out.points.push_back(std::move(point));
   }
   return out;
@@ -521,6 +544,86 @@ GnuplotFigure ranking_figure(const PlaceDocument& p, const PlacedStrategy& s) {
   return f;
 }
 
+// "sweep of resnet50-dgx-a100-8x8.json": the base's file name, which fits a plot's title.
+std::string sweep_title(const SweepDocument& sweep) {
+  return "sweep of " + std::filesystem::path(sweep.base).filename().string();
+}
+
+// A colour per strategy and a dash pattern per value of the other axes, for each series.
+void add_series(GnuplotFigure& f, const std::vector<SpeedupSeries>& series, size_t first_index) {
+  std::vector<std::string> strategies;
+  std::vector<std::string> groups;
+  const auto position = [](std::vector<std::string>& list, const std::string& item) {
+    const auto it = std::find(list.begin(), list.end(), item);
+    if (it != list.end()) return static_cast<size_t>(it - list.begin());
+    list.push_back(item);
+    return list.size() - 1;
+  };
+  for (size_t i = 0; i < series.size(); ++i) {
+    const size_t c = position(strategies, series[i].strategy);
+    const size_t g = position(groups, series[i].group);
+    f.plot += std::string(f.plot.empty() ? "" : ", ") + "data index " +
+              std::to_string(first_index + i) + " using 1:2 with linespoints pt " +
+              std::to_string(7 + 2 * (g % 3)) + " dt " + std::to_string(1 + g % 5) +
+              " lc rgb \"" + colour(c) + "\" title " + gnuplot_quoted(series[i].title);
+  }
+}
+
+// Images/s (with linear scaling from one device where every point has the same baseline) or
+// scaling efficiency against the workers.
+GnuplotFigure throughput_figure(const SweepDocument& sweep, const std::vector<SpeedupSeries>& series,
+                                bool efficiency) {
+  double smallest = kInf;
+  double largest = 0.0;
+  double top = 0.0;
+  for (const auto& s : series) {
+    for (const auto& [w, x] : s.points) {
+      smallest = std::min(smallest, w);
+      largest = std::max(largest, w);
+      top = std::max(top, x);
+    }
+  }
+  GnuplotFigure f;
+  f.enhanced = false;
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (i > 0) f.data += "\n\n";
+    f.data += "# " + series[i].title + ": workers, " +
+              (efficiency ? "scaling efficiency (%)" : "images/s") + "\n";
+    for (const auto& [w, x] : series[i].points) {
+      f.data += number(w) + " " + number(efficiency ? 100.0 * x : x) + "\n";
+    }
+  }
+  const std::string range = "set logscale x 2\nset xrange [" + number(smallest / kAxisMargin) +
+                            ":" + number(largest * kAxisMargin) + "]\nset grid xtics\n" +
+                            "set key bottom left font \",9\" spacing 0.9\n";
+  if (efficiency) {
+    f.settings = settings(sweep_title(sweep) + ": scaling efficiency against workers", "workers",
+                          "images/s per GPU / one GPU alone (%)") +
+                 range + "set yrange [0:" + number(std::max(110.0, 100.0 * top * kAxisMargin)) +
+                 "]\n";
+    f.plot = "100 title \"linear scaling\" with lines dt 2 lc rgb \"#888888\"";
+  } else {
+    std::optional<double> one;
+    bool same = true;
+    for (const SweepPoint& p : sweep.points) {
+      if (!p.baseline) continue;
+      if (one && *one != p.baseline->images_per_s) same = false;
+      one = p.baseline->images_per_s;
+    }
+    f.settings = settings(sweep_title(sweep) + ": images/s against workers", "workers",
+                          "images/s") +
+                 range + "set logscale y 2\nset yrange [*:" +
+                 number(std::max(top, one && same ? *one * largest : 0.0) * kAxisMargin) + "]\n";
+    if (one && same) {
+      f.plot = number(*one) + "*x title \"linear (W x one GPU alone)\" with lines dt 2 lc rgb "
+               "\"#888888\"";
+    }
+  }
+  add_series(f, series, 0);
+  f.width_px = kPlotWidthPx;
+  return f;
+}
+
 GnuplotFigure speedup_figure(const SweepDocument& sweep, const std::vector<SpeedupSeries>& series,
                              double smallest) {
   double largest = smallest;
@@ -535,31 +638,18 @@ GnuplotFigure speedup_figure(const SweepDocument& sweep, const std::vector<Speed
     for (const auto& [w, x] : series[i].points) f.data += number(w) + " " + number(x) + "\n";
   }
   const std::string w0 = number(smallest);
-  f.settings = settings("sweep of " + sweep.base + ": speedup against workers", "workers",
+  // Log on both axes: linear scaling is the diagonal and every strategy keeps its share of the
+  // height, however far the sweep reaches.
+  f.settings = settings(sweep_title(sweep) + ": speedup against workers", "workers",
                         "speedup over " + w0 + " worker" + (smallest == 1.0 ? "" : "s") +
                             " (images/s ratio)") +
-               "set logscale x 2\nset xrange [" + number(smallest / kAxisMargin) + ":" +
-               number(largest * kAxisMargin) +
-               "]\nset yrange [0:*]\nset grid xtics\n"
-               "set key outside right top\n";
+               "set logscale xy 2\nset xrange [" + number(smallest / kAxisMargin) + ":" +
+               number(largest * kAxisMargin) + "]\nset yrange [" + number(1.0 / kAxisMargin) +
+               ":" + number(largest / smallest * kAxisMargin) +
+               "]\nset grid xtics\nset key top left font \",9\" spacing 0.9\n";
   f.plot = "x/" + w0 + " title \"linear (W / " + w0 + ")\" with lines dt 2 lc rgb \"#888888\"";
-  // A colour per strategy, a dash pattern per value of the other axes.
-  std::vector<std::string> strategies;
-  std::vector<std::string> groups;
-  const auto position = [](std::vector<std::string>& list, const std::string& item) {
-    const auto it = std::find(list.begin(), list.end(), item);
-    if (it != list.end()) return static_cast<size_t>(it - list.begin());
-    list.push_back(item);
-    return list.size() - 1;
-  };
-  for (size_t i = 0; i < series.size(); ++i) {
-    const size_t c = position(strategies, series[i].strategy);
-    const size_t g = position(groups, series[i].group);
-    f.plot += ", data index " + std::to_string(i) + " using 1:2 with linespoints pt " +
-              std::to_string(7 + 2 * (g % 3)) + " dt " + std::to_string(1 + g % 5) + " lc rgb \"" +
-              colour(c) + "\" title " + gnuplot_quoted(series[i].title);
-  }
-  f.width_px = kPlotWidthPx + 200;
+  add_series(f, series, 0);
+  f.width_px = kPlotWidthPx;
   return f;
 }
 
@@ -579,14 +669,23 @@ void simulate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
                 " PS, " + s.network_model + " network model.");
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : s.results) {
+    const TrainingFigures f = training_figures(r, s.workers, s.training, s.baseline);
     rows.push_back({r.label, r.cut.value_or("-"), seconds(r.step_time_mean_s),
-                    fixed(r.images_per_s, 1), optional_times(r.speedup_vs_ps),
-                    optional_times(r.speedup_vs_allreduce), seconds(r.worker_mean.compute),
-                    seconds(r.worker_mean.communication), seconds(r.worker_mean.waiting)});
+                    fixed(r.images_per_s, 1), fixed(f.images_per_s_per_gpu, 1),
+                    f.scaling_efficiency ? format_efficiency(*f.scaling_efficiency) : "-",
+                    optional_times(r.speedup_vs_ps), optional_times(r.speedup_vs_allreduce),
+                    seconds(r.worker_mean.compute), seconds(r.worker_mean.communication),
+                    seconds(r.worker_mean.waiting)});
   }
-  doc.table({"strategy", "cut", "step time", "images/s", "vs ps", "vs allreduce", "compute",
-             "communication", "waiting"},
+  doc.table({"strategy", "cut", "step time", "images/s", "images/s per GPU",
+             "scaling efficiency", "vs ps", "vs allreduce", "compute", "communication",
+             "waiting"},
             rows, {Align::left, Align::left});
+  if (s.baseline) {
+    doc.paragraph("Scaling efficiency: images/s per GPU against one " + s.baseline->device +
+                  " alone at batch " + std::to_string(s.baseline->batch) + " (" +
+                  fixed(s.baseline->images_per_s, 1) + " images/s, the analytic model).");
+  }
   doc.paragraph(
       "Compute / communication / waiting is a worker's mean per step: its device busy, "
       "else a transfer of its own in flight, else neither; the three add up to the step "
@@ -678,6 +777,19 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
       plots.draw(doc, "sweep-" + std::to_string(n) + "-speedup", "speedup against workers",
                  speedup_figure(sw, series, smallest));
     }
+    const std::vector<SpeedupSeries> images = sweep_throughputs(sw, false);
+    if (!images.empty()) {
+      plots.draw(doc, "sweep-" + std::to_string(n) + "-images", "images/s against workers",
+                 throughput_figure(sw, images, false));
+    }
+    const std::vector<SpeedupSeries> efficiency = sweep_throughputs(sw, true);
+    if (!efficiency.empty()) {
+      doc.paragraph("Scaling efficiency at W workers = images/s / (W x the images/s of one of the "
+                    "workers' devices alone at the same batch), the analytic model's one-device "
+                    "step.");
+      plots.draw(doc, "sweep-" + std::to_string(n) + "-efficiency",
+                 "scaling efficiency against workers", throughput_figure(sw, efficiency, true));
+    }
   }
   // Speedup of each row, looked up in the series it belongs to.
   std::map<std::pair<std::string, double>, double> speedup;
@@ -688,7 +800,9 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
   std::copy_if(sw.axes.begin(), sw.axes.end(), std::back_inserter(multiplied), multiplies_points);
   std::vector<std::string> header;
   for (const SweepAxis& a : multiplied) header.push_back(a.name);
-  for (const char* h : {"strategy", "cut", "step time", "images/s", "speedup"}) header.push_back(h);
+  for (const char* h : {"strategy", "cut", "step time", "images/s", "speedup", "efficiency"}) {
+    header.push_back(h);
+  }
   std::vector<std::vector<std::string>> rows;
   for (const SweepPoint& p : sw.points) {
     for (const auto& r : p.results) {
@@ -705,6 +819,13 @@ void sweep_section(MarkdownDocument& doc, Plotter& plots, const ResultDocument& 
         if (it != speedup.end()) x = times(it->second);
       }
       row.push_back(x);
+      std::string efficiency = "-";
+      const auto w = p.values.find("workers");
+      if (p.baseline && p.baseline->images_per_s > 0.0 && w != p.values.end() && w->is_number()) {
+        efficiency =
+            format_efficiency(r.images_per_s / (w->get<double>() * p.baseline->images_per_s));
+      }
+      row.push_back(efficiency);
       rows.push_back(std::move(row));
     }
   }
@@ -859,12 +980,19 @@ Json to_json(const SweepDocument& sweep) {
   Json points = Json::array();
   for (const SweepPoint& p : sweep.points) {
     Json results = Json::array();
-    for (const auto& r : p.results) results.push_back(to_json(r, false));
-    points.push_back({{"index", p.index},
-                      {"values", p.values},
-                      {"scenario", p.scenario},
-                      {"results", std::move(results)},
-                      {"verdict", p.verdict}});
+    for (size_t i = 0; i < p.results.size(); ++i) {
+      Json r = to_json(p.results[i], false);
+      if (i < p.figures.size()) r.update(p.figures[i]);
+      results.push_back(std::move(r));
+    }
+    Json point = {{"index", p.index},
+                  {"values", p.values},
+                  {"scenario", p.scenario},
+                  {"results", std::move(results)},
+                  {"verdict", p.verdict}};
+    if (p.baseline) point["baseline"] = to_json(*p.baseline);
+    if (!p.training.is_null()) point["training"] = p.training;
+    points.push_back(std::move(point));
   }
   return {{"sweep", {{"base", sweep.base}, {"fidelity", sweep.fidelity}, {"axes", axes}}},
           {"points", std::move(points)}};
@@ -884,6 +1012,29 @@ Json to_json(const PlaceDocument& place) {
           {"strategies", std::move(strategies)},
           {"baselines", std::move(baselines)},
           {"verdict", place.verdict}};
+}
+
+std::vector<SpeedupSeries> sweep_throughputs(const SweepDocument& sweep, bool efficiency) {
+  std::vector<SpeedupSeries> series;
+  std::map<std::string, size_t> index;
+  for (const SweepPoint& p : sweep.points) {
+    const auto w = p.values.find("workers");
+    if (w == p.values.end() || !w->is_number()) continue;
+    const double workers = w->get<double>();
+    if (efficiency && (!p.baseline || p.baseline->images_per_s <= 0.0)) continue;
+    for (const auto& r : p.results) {
+      const std::string title = r.label + axis_title(sweep, p);
+      if (!index.contains(title)) {
+        index[title] = series.size();
+        series.push_back({title, r.label, axis_title(sweep, p), {}});
+      }
+      const double value =
+          efficiency ? r.images_per_s / (workers * p.baseline->images_per_s) : r.images_per_s;
+      series[index.at(title)].points.emplace_back(workers, value);
+    }
+  }
+  for (SpeedupSeries& s : series) std::sort(s.points.begin(), s.points.end());
+  return series;
 }
 
 std::vector<SpeedupSeries> sweep_speedups(const SweepDocument& sweep) {

@@ -2,6 +2,10 @@
 #include "ralp/spec/scenario.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -19,6 +23,8 @@ constexpr int64_t kMaxParameterServers = 1 << 10;
 constexpr int64_t kMaxDevicesPerNode = 64;
 constexpr int64_t kMaxBatch = 1 << 16;
 constexpr int64_t kMaxSteps = 100000;
+constexpr int64_t kMaxEpochs = 100000;
+constexpr int64_t kMaxDatasetImages = int64_t{1} << 40;
 
 const std::vector<std::string> kStrategyNames{"ps", "ralp", "allreduce", "hybrid"};
 
@@ -246,6 +252,20 @@ NodeSpec read_nodes(ObjectReader& c, int64_t workers) {
   return nodes;
 }
 
+// cluster.price_per_hour: "32.77 USD".
+std::optional<Price> read_price(ObjectReader& c) {
+  const Json* value = c.get("price_per_hour");
+  if (value == nullptr) return std::nullopt;
+  std::optional<Price> price;
+  if (value->is_string()) price = parse_price(value->get<std::string>());
+  if (!price) {
+    c.fail("price_per_hour", "is " + describe_json(*value) +
+                                 ", expected a host's price an hour as an amount and an ISO 4217 "
+                                 "currency code, such as \"32.77 USD\"");
+  }
+  return price;
+}
+
 NetworkModelSpec read_network_model(ObjectReader& r) {
   NetworkModelSpec spec;
   const Json* value = r.get("network_model");
@@ -449,6 +469,9 @@ TrainingSpec read_training(ObjectReader& r) {
   spec.momentum = t.optional_number("momentum", 0.0, 0.999).value_or(spec.momentum);
   if (auto timeout = t.optional_seconds("step_timeout", false)) spec.step_timeout = *timeout;
   spec.threads = static_cast<int>(t.optional_integer("threads", 1, 1024).value_or(spec.threads));
+  spec.epochs = t.optional_integer("epochs", 1, kMaxEpochs).value_or(spec.epochs);
+  spec.dataset_images =
+      t.optional_integer("dataset_images", 1, kMaxDatasetImages).value_or(spec.dataset_images);
   t.finish();
   return spec;
 }
@@ -666,6 +689,33 @@ std::string_view to_string(PlatformKind kind) {
   return "unknown";
 }
 
+std::optional<Price> parse_price(std::string_view text) {
+  const size_t space = text.find_first_of(" \t");
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view number = text.substr(0, space);
+  const size_t code_start = text.find_first_not_of(" \t", space);
+  if (code_start == std::string_view::npos) return std::nullopt;
+  const std::string_view code = text.substr(code_start);
+  const bool iso_code = code.size() == 3 && std::all_of(code.begin(), code.end(), [](char ch) {
+    return ch >= 'A' && ch <= 'Z';
+  });
+  double amount = 0.0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), amount);
+  if (!iso_code || ec != std::errc() || end != number.data() + number.size() ||
+      !std::isfinite(amount) || amount < 0.0) {
+    return std::nullopt;
+  }
+  return Price{amount, std::string(code)};
+}
+
+std::string format_price(const Price& price) {
+  char text[64];
+  // Two decimals, as prices are quoted, unless the amount was given more finely.
+  std::snprintf(text, sizeof text, "%.2f", price.amount);
+  if (std::strtod(text, nullptr) != price.amount) std::snprintf(text, sizeof text, "%.6g", price.amount);
+  return std::string(text) + " " + price.currency;
+}
+
 Scenario parse_scenario(const Json& value, const std::string& file,
                         const std::filesystem::path& base_dir) {
   ObjectReader r(value, "", file);
@@ -698,6 +748,7 @@ Scenario parse_scenario(const Json& value, const std::string& file,
     scenario.shared_devices =
         read_shared_devices(c, scenario.workers + scenario.parameter_servers);
     scenario.message_cpu = read_message_cpu(c);
+    scenario.price_per_hour = read_price(c);
     c.finish();
   }
   scenario.network_model = read_network_model(r);
@@ -852,12 +903,15 @@ Json scenario_to_json(const Scenario& s) {
        {{"learning_rate", s.training.learning_rate},
         {"momentum", s.training.momentum},
         {"step_timeout", s.training.step_timeout.value()},
-        {"threads", s.training.threads}}},
+        {"threads", s.training.threads},
+        {"epochs", s.training.epochs},
+        {"dataset_images", s.training.dataset_images}}},
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
   };
   nodes_to_json(s.nodes, out["cluster"]);
   if (!s.source.empty()) out["source"] = s.source;
   if (!s.shared_devices.empty()) out["cluster"]["shared_devices"] = s.shared_devices;
+  if (s.price_per_hour) out["cluster"]["price_per_hour"] = format_price(*s.price_per_hour);
   if (s.message_cpu.charged() || s.message_cpu.waiting_share > 0.0) {
     out["cluster"]["message_cpu"] = message_cpu_to_json(s.message_cpu);
   }

@@ -182,6 +182,55 @@ void set_link_value(Applied& a, const std::string& key, const ScenarioOverride& 
   set_in(a, platform, key, number_or_text(o.value), o.name);
 }
 
+// A key of the scenario's training object, which the override creates where the file has none.
+void set_training_value(Applied& a, const std::string& key, const ScenarioOverride& o) {
+  if (!a.value.contains("training")) a.value["training"] = Json::object();
+  set_in(a, "/training", key, number_or_text(o.value), o.name);
+}
+
+// The node interconnect's bandwidth; a scenario without one has nothing to override.
+void set_interconnect_bandwidth(Applied& a, const ScenarioOverride& o) {
+  const std::string interconnect = "/cluster/node_interconnect";
+  if (!has_object(a.value, "/cluster")) return;
+  if (!has_object(a.value, interconnect)) {
+    throw InputError("", option_of(o.name),
+                     "is \"" + o.value +
+                         "\", but the scenario has no cluster.node_interconnect; expected a "
+                         "scenario of nodes of several devices");
+  }
+  set_in(a, interconnect, "bandwidth", number_or_text(o.value), o.name);
+}
+
+// Fewer workers than a node's devices (a sweep that starts below one node, --workers 1 on a
+// scenario of 8-GPU servers): one node of that many devices, its NICs and host links clipped to
+// them. Only where --workers is given and --devices-per-node is not.
+void fit_nodes_to_workers(Applied& a) {
+  if (!has_object(a.value, "/cluster")) return;
+  Json& cluster = a.value.at(Json::json_pointer("/cluster"));
+  const auto workers = cluster.find("workers");
+  const auto per_node = cluster.find("devices_per_node");
+  if (workers == cluster.end() || per_node == cluster.end() || !workers->is_number_integer() ||
+      !per_node->is_number_integer()) {
+    return;
+  }
+  const int64_t w = workers->get<int64_t>();
+  const int64_t d = per_node->get<int64_t>();
+  if (w < 1 || w >= d) return;
+  cluster["devices_per_node"] = w;
+  const auto nics = cluster.find("nics_per_node");
+  if (nics != cluster.end() && nics->is_number_integer() && nics->get<int64_t>() == d) {
+    cluster["nics_per_node"] = w;
+  }
+  const auto link = cluster.find("node_interconnect");
+  if (link != cluster.end() && link->is_object()) {
+    const auto host_links = link->find("host_links");
+    if (host_links != link->end() && host_links->is_number_integer() &&
+        host_links->get<int64_t>() > w) {
+      (*link)["host_links"] = w;
+    }
+  }
+}
+
 // Every strategy's transport (a strategy given by name becomes an object).
 void set_transports(Applied& a, const std::string& transport) {
   if (!a.value.contains("strategies") || !a.value["strategies"].is_array()) return;
@@ -235,7 +284,26 @@ Applied apply(const Json& scenario, const std::string& file,
       set_cuts(a, file, o.value);
     } else if (name == "transport") {
       set_transports(a, o.value);
+    } else if (name == "nics-per-node") {
+      set_in(a, "/cluster", "nics_per_node", number_or_text(o.value), name);
+    } else if (name == "ps-placement") {
+      set_in(a, "/cluster", "ps_placement", o.value, name);
+    } else if (name == "worker-device") {
+      set_in(a, "/cluster", "worker_device", o.value, name);
+    } else if (name == "ps-device") {
+      set_in(a, "/cluster", "ps_device", o.value, name);
+    } else if (name == "interconnect-bandwidth") {
+      set_interconnect_bandwidth(a, o);
+    } else if (name == "price-per-hour") {
+      set_in(a, "/cluster", "price_per_hour", o.value, name);
+    } else if (name == "epochs") {
+      set_training_value(a, "epochs", o);
+    } else if (name == "dataset-images") {
+      set_training_value(a, "dataset_images", o);
     }
+  }
+  if (by_name.contains("workers") && !by_name.contains("devices-per-node")) {
+    fit_nodes_to_workers(a);
   }
   return a;
 }
@@ -277,6 +345,20 @@ const std::vector<OverrideOption>& scenario_override_options() {
        "How every strategy's framework moves its bytes: ideal (wire speed) or a transport of "
        "ralp transport list (replaces /strategies/*/transport)"},
       {"cut", "LAYER", "First head layer of every ralp and hybrid strategy, or auto, or A+B (the head: layers A and B with their descendants)"},
+      {"nics-per-node", "N", "NICs per node: 1 or devices_per_node (replaces /cluster/nics_per_node)"},
+      {"ps-placement", "WHERE",
+       "separate (parameter servers on hosts of their own) or colocated (on the nodes; replaces "
+       "/cluster/ps_placement)"},
+      {"worker-device", "PROFILE", "Workers' device profile (replaces /cluster/worker_device)"},
+      {"ps-device", "PROFILE", "Parameter servers' device profile (replaces /cluster/ps_device)"},
+      {"interconnect-bandwidth", "RATE",
+       "Bandwidth of the links inside a node (replaces /cluster/node_interconnect/bandwidth)"},
+      {"price-per-hour", "PRICE",
+       "What a host costs an hour, e.g. \"32.77 USD\" (replaces /cluster/price_per_hour)"},
+      {"epochs", "N", "Epochs of the training run (replaces /training/epochs; default 90)"},
+      {"dataset-images", "N",
+       "Images an epoch reads (replaces /training/dataset_images; default ImageNet-1k's "
+       "1,281,167)"},
   };
   return kOptions;
 }

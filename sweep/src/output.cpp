@@ -84,7 +84,8 @@ std::string csv_header(const SweepSpec& spec) {
   for (const Axis* a : spec.point_axes()) out += "," + a->name;
   return out +
          ",strategy,kind,cut,step_time_mean_s,step_time_median_s,images_per_s,speedup_vs_ps,"
-         "speedup_vs_allreduce";
+         "speedup_vs_allreduce,images_per_s_per_gpu,scaling_efficiency,time_to_train_s,"
+         "billed_hosts,cost,currency";
 }
 
 std::string csv_rows(const SweepPoint& point, const Json& outcome) {
@@ -94,6 +95,10 @@ std::string csv_rows(const SweepPoint& point, const Json& outcome) {
     prefix.append(csv_field(value));
   }
   std::string out;
+  const Json& price = outcome.at("training").at("price_per_hour");
+  const std::string currency =
+      price.is_string() ? price.get<std::string>().substr(price.get<std::string>().rfind(' ') + 1)
+                        : "";
   for (const Json& r : outcome.at("results")) {
     const std::string fields[] = {
         prefix,
@@ -104,7 +109,13 @@ std::string csv_rows(const SweepPoint& point, const Json& outcome) {
         number(r.at("step_time_median_s")),
         number(r.at("images_per_s")),
         number(r.at("speedup_vs_ps")),
-        number(r.at("speedup_vs_allreduce"))};
+        number(r.at("speedup_vs_allreduce")),
+        number(r.at("images_per_s_per_gpu")),
+        number(r.at("scaling_efficiency")),
+        number(r.at("time_to_train_s")),
+        number(r.at("billed_hosts")),
+        number(r.at("cost")),
+        r.at("cost").is_null() ? "" : currency};
     for (size_t i = 0; i < std::size(fields); ++i) {
       if (i > 0) out.push_back(',');
       out.append(fields[i]);
@@ -120,6 +131,8 @@ Json point_json(const SweepPoint& point, const Json& outcome) {
   return {{"index", point.index},
           {"values", std::move(values)},
           {"scenario", point.scenario.name},
+          {"baseline", outcome.at("baseline")},
+          {"training", outcome.at("training")},
           {"results", outcome.at("results")},
           {"verdict", outcome.at("verdict")}};
 }
@@ -184,6 +197,9 @@ std::vector<Json> read_finished_points(const std::filesystem::path& dir, const S
       break;
     }
     if (!entry.is_object() || entry.value("index", Json()) != Json(i)) break;
+    const bool complete = entry.contains("results") && entry.contains("baseline") &&
+                          entry.contains("training") && entry.contains("verdict");
+    if (!complete) break;
     out.push_back(std::move(entry));
   }
   return out;
@@ -200,7 +216,10 @@ SweepWriter::SweepWriter(std::filesystem::path dir, const SweepSpec& spec,
   std::string jsonl;
   for (const Json& entry : finished) {
     const size_t index = entries_.size();
-    Json outcome = {{"results", entry.at("results")}, {"verdict", entry.at("verdict")}};
+    Json outcome = {{"results", entry.at("results")},
+                    {"baseline", entry.at("baseline")},
+                    {"training", entry.at("training")},
+                    {"verdict", entry.at("verdict")}};
     csv += csv_rows(points_.at(index), outcome);
     entries_.push_back(entry.dump());
     jsonl += entries_.back() + "\n";
@@ -215,6 +234,13 @@ void SweepWriter::append(const std::string& csv, const std::string& jsonl) {
   csv_ << csv;
   csv_.flush();
   if (!csv_ || !jsonl_) throw std::runtime_error("cannot write " + (dir_ / kCsvFile).string());
+}
+
+std::vector<Json> SweepWriter::entries() const {
+  std::vector<Json> out;
+  out.reserve(entries_.size());
+  for (const std::string& text : entries_) out.push_back(Json::parse(text));
+  return out;
 }
 
 void SweepWriter::add(size_t index, const Json& outcome) {

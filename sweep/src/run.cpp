@@ -15,19 +15,22 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ralp/placement/baseline.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/reports/verdict.hpp"
 #include "ralp/results/child_reply.hpp"
 #include "ralp/results/simulation_result.hpp"
+#include "ralp/results/training_figures.hpp"
 #include "ralp/sim/simulate.hpp"
 
 namespace ralp::sweep {
 namespace {
 
-Json outcome_json(const ScenarioResult& result) {
-  Json results = Json::array();
-  for (const auto& r : result.results) results.push_back(to_json(r, false));
-  return {{"results", std::move(results)},
+Json outcome_json(ScenarioResult result, const Scenario& scenario) {
+  result.baseline = placement::single_device_baseline(scenario);
+  return {{"results", results_with_figures_json(result)},
+          {"baseline", to_json(*result.baseline)},
+          {"training", to_json(result.training)},
           {"verdict", reports::to_json(reports::make_verdict(result, result.split_threshold))}};
 }
 
@@ -202,12 +205,13 @@ void run_workers(const std::vector<SweepPoint>& points, const std::vector<size_t
 
 Json evaluate_point(const SweepPoint& point, const std::string& fidelity) {
   const Scenario& scenario = point.scenario;
-  if (fidelity == "analytic") return outcome_json(placement::analytic_scenario(scenario));
+  if (fidelity == "analytic") return outcome_json(placement::analytic_scenario(scenario), scenario);
   // One simulation at a time inside a point: the points themselves run in parallel.
   sim::SimulateOptions options;
   options.jobs = 1;
   return outcome_json(
-      sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, options), options));
+      sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, options), options),
+      scenario);
 }
 
 void run_points(const std::vector<SweepPoint>& points, const std::vector<size_t>& which,

@@ -1,5 +1,6 @@
 // The CLI's model and profile commands: JSON fields, determinism, exit statuses.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -231,6 +232,89 @@ TEST(Cli, APlatformFileHasNoAnalyticPrice) {
     EXPECT_TRUE(r["analytic_step_time_s"].is_null());
     EXPECT_TRUE(r["simulated_step_time_s"].is_number()) << r;
   }
+}
+
+TEST(Cli, VersionIsTheNewestReleaseOfTheReleaseNotes) {
+  std::ifstream notes(RALP_SOURCE_DIR "/CHANGELOG.md");
+  std::string line;
+  std::string newest;
+  while (std::getline(notes, line)) {
+    if (line.starts_with("## ")) {
+      newest = line.substr(3, line.find(' ', 3) - 3);
+      break;
+    }
+  }
+  ASSERT_FALSE(newest.empty()) << "CHANGELOG.md has no \"## VERSION (DATE)\" heading";
+  const auto version = run_command(ralp_binary() + " --version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out, "ralp " + newest + "\n");
+}
+
+TEST(Cli, AMistypedOptionOrModelSaysWhichWasMeant) {
+  const std::string scenario = RALP_SOURCE_DIR "/scenarios/paper/vgg16-1gbe-8w-b32.json";
+  const auto option = run_command(ralp_binary() + " simulate " + scenario + " --workrs 8");
+  EXPECT_EQ(option.status, 2);
+  EXPECT_EQ(option.err,
+            "error: --workrs is not an option of ralp simulate (did you mean \"--workers\"?); "
+            "expected one that ralp simulate --help lists\n");
+  const auto valued = run_command(ralp_binary() + " sweep " + scenario + " --fidelty=analytic");
+  EXPECT_EQ(valued.status, 2);
+  EXPECT_NE(valued.err.find("--fidelty is not an option of ralp sweep (did you mean "
+                            "\"--fidelity\"?)"),
+            std::string::npos)
+      << valued.err;
+  const auto model = run_command(ralp_binary() + " model show resnet-18");
+  EXPECT_EQ(model.status, 2);
+  EXPECT_NE(model.err.find("nor a readable model file (did you mean \"resnet18\"?)"),
+            std::string::npos)
+      << model.err;
+}
+
+TEST(Cli, OneWorkerAndNoServerReadRight) {
+  const auto one = run_command(ralp_binary() + " simulate --fidelity analytic " RALP_SOURCE_DIR
+                               "/scenarios/paper/vgg16-1gbe-8w-b32.json --workers 1 "
+                               "--parameter-servers 0 --strategy allreduce");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_NE(one.out.find("vgg16, 1 worker x batch 32, no PS; gtx1080ti worker; star platform"),
+            std::string::npos)
+      << one.out;
+  // One device alone is the baseline: its efficiency is 100% by construction.
+  EXPECT_NE(one.out.find("allreduce             150.1                100%"), std::string::npos)
+      << one.out;
+}
+
+TEST(Cli, ScenarioCheckSaysNoPsForAllreduceAlone) {
+  const std::string file = std::string(RALP_BINARY_DIR) + "/cli-no-ps.json";
+  std::ofstream(file) << R"({"name": "ring", "model": "resnet50", "batch_per_worker": 64,
+    "cluster": {"workers": 1, "parameter_servers": 0, "worker_device": "v100",
+                "platform": {"kind": "star", "nic_bandwidth": "10Gbps", "latency": "5us"}},
+    "strategies": ["allreduce"]})";
+  const auto check = run_command(ralp_binary() + " scenario check " + file);
+  ASSERT_EQ(check.status, 0) << check.err;
+  EXPECT_EQ(check.out, "ok: " + file +
+                           ": ring: resnet50, 1 worker x batch 64, no PS, v100 worker, star "
+                           "platform; strategies: allreduce\n");
+  std::filesystem::remove(file);
+}
+
+TEST(Cli, SweepRanksByTimeAndCostAndNamesTheCheapestWithinADeadline) {
+  const std::string out = std::string(RALP_BINARY_DIR) + "/cli-sweep-deadline";
+  const auto sweep = run_command(
+      ralp_binary() + " sweep " RALP_SOURCE_DIR "/scenarios/modern/resnet50-dgx-a100-8x8.json "
+      "--workers 1,8,64 --strategies allreduce --fidelity analytic --deadline 8h --quiet --out " +
+      out);
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("fastest to train (3 of 3 rows"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("cheapest to train (3 of 3 rows"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("cheapest within 8 h: point 2 (workers=64) allreduce, 64 GPUs"),
+            std::string::npos)
+      << sweep.out;
+  const auto bad = run_command(ralp_binary() + " sweep " RALP_SOURCE_DIR
+                               "/scenarios/modern/resnet50-dgx-a100-8x8.json --deadline soon");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_EQ(bad.err, "error: --deadline is \"soon\", expected a duration such as \"8h\", "
+                     "\"90min\" or \"3d\"\n");
+  std::filesystem::remove_all(out);
 }
 
 }  // namespace

@@ -62,14 +62,27 @@ TEST(Heads, EnumerationEqualsBruteForceOnRandomDags) {
     EXPECT_EQ(found, expected);
     most = std::max(most, expected.size());
 
-    // The search's candidates: the same sets, each once, the suffixes first in cut order.
+    // The search's candidates: the same sets but those without parameters (nothing to keep on the
+    // PS), each once, the suffixes first in cut order.
     const auto candidates = placement::candidate_heads(g);
     std::set<std::vector<LayerId>> candidate_sets;
     for (const Head& h : candidates) {
       EXPECT_TRUE(candidate_sets.insert(h.layers()).second) << "a duplicate candidate";
+      EXPECT_TRUE(placement::holds_parameters(g, h));
     }
-    EXPECT_EQ(candidate_sets, expected);
-    for (LayerId cut = 1; cut < g.size(); ++cut) EXPECT_EQ(candidates[cut - 1], Head::suffix(g, cut));
+    std::set<std::vector<LayerId>> with_parameters;
+    for (const Head& h : *all) {
+      if (placement::holds_parameters(g, h)) with_parameters.insert(h.layers());
+    }
+    EXPECT_EQ(candidate_sets, with_parameters);
+    EXPECT_LT(with_parameters.size(), expected.size());  // the loss alone is a head, not a candidate
+    size_t position = 0;
+    for (LayerId cut = 1; cut < g.size(); ++cut) {
+      const Head suffix = Head::suffix(g, cut);
+      if (placement::holds_parameters(g, suffix)) {
+        EXPECT_EQ(candidates[position++], suffix);
+      }
+    }
 
     // Each candidate's model order: topological, the head its suffix from head.cut().
     for (const Head& h : candidates) {
@@ -113,11 +126,12 @@ TEST(Heads, ZooModelsHeadCounts) {
   ASSERT_TRUE(all.has_value());
   EXPECT_EQ(resnet.cut_points().size(), 175u);
   EXPECT_EQ(all->size(), 239u);
-  EXPECT_EQ(placement::candidate_heads(resnet).size(), 239u);
+  // Every head but the loss alone, which holds no parameters.
+  EXPECT_EQ(placement::candidate_heads(resnet).size(), 238u);
   const LayerGraph googlenet = *zoo_model("googlenet");
   EXPECT_FALSE(placement::all_heads(googlenet).has_value());
   EXPECT_EQ(googlenet.cut_points().size(), 197u);
-  EXPECT_EQ(placement::candidate_heads(googlenet).size(), 404u);
+  EXPECT_EQ(placement::candidate_heads(googlenet).size(), 403u);
   // A chain has only its suffixes.
   const LayerGraph vgg = *zoo_model("vgg16");
   EXPECT_EQ(placement::all_heads(vgg)->size(), vgg.cut_points().size());
@@ -174,7 +188,8 @@ Scenario branches_scenario() {
 TEST(Heads, TheBestHeadOfTwoBranchesIsNotASuffix) {
   const Scenario s = branches_scenario();
   const auto heads = placement::candidate_heads(s.model);
-  EXPECT_EQ(heads.size(), 12u);  // 2 without join, 2 x 5 with it
+  // 2 without join, 2 x 5 with it; {loss} holds no parameters and is no candidate.
+  EXPECT_EQ(heads.size(), 11u);
   const auto ranked = placement::rank_cuts(s, s.strategies[1]);
   ASSERT_FALSE(ranked.empty());
   EXPECT_EQ(ranked.front().candidate.name, "a_fc+");

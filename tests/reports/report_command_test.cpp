@@ -65,7 +65,9 @@ class ReportCommand : public ::testing::Test {
                           {"values", {{"workers", workers}, {"bandwidth", bandwidth}}},
                           {"scenario", doc["scenario"]["name"]},
                           {"results", doc["results"]},
-                          {"verdict", doc["verdict"]}});
+                          {"verdict", doc["verdict"]},
+                          {"baseline", doc["scenario"]["baseline"]},
+                          {"training", doc["scenario"]["training"]}});
       }
     }
     const Json sweep = {{"sweep",

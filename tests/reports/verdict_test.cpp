@@ -32,7 +32,8 @@ TEST(Verdict, FastestAndMargin) {
 
 TEST(Verdict, ACutPaysOnlyAboveTheThreshold) {
   ScenarioResult s;
-  // Against the best uncut strategy (allreduce, 4 s): 3 s gains 33%, 3.9 s only 2.6%.
+  // Against the best uncut strategy (allreduce, 4 s): 3 s saves 25% of its time (1.33x faster),
+  // 3.9 s only 2.5% (1.03x).
   auto good = result("ralp", StrategyKind::ralp, 3.0, "conv4_1");
   good.cut_search = {{"fc6", 8.0}, {"conv4_1", 3.0}, {"conv5_1", 5.0}, {"pool5", 6.0}};
   s.results = {result("ps", StrategyKind::ps, 10.0), result("allreduce", StrategyKind::allreduce, 4.0),
@@ -42,7 +43,7 @@ TEST(Verdict, ACutPaysOnlyAboveTheThreshold) {
   ASSERT_EQ(v.splits.size(), 3u);
   EXPECT_TRUE(v.splits[0].pays);
   EXPECT_EQ(v.splits[0].compared_with, "allreduce");
-  EXPECT_NEAR(v.splits[0].gain, 1.0 / 3.0, 1e-12);
+  EXPECT_NEAR(v.splits[0].gain, 0.25, 1e-12);
   // The three best cuts of the search, fastest first.
   ASSERT_EQ(v.splits[0].best_cuts.size(), 3u);
   EXPECT_EQ(v.splits[0].best_cuts[0].cut, "conv4_1");
@@ -50,13 +51,16 @@ TEST(Verdict, ACutPaysOnlyAboveTheThreshold) {
   EXPECT_FALSE(v.splits[1].pays);
   EXPECT_FALSE(v.splits[2].pays);
   const auto lines = verdict_lines(v);
-  EXPECT_EQ(lines[1], "ralp (cut conv4_1): cutting pays, 1.33x faster than allreduce");
+  EXPECT_EQ(lines[1],
+            "ralp (cut conv4_1): split: 1.33x faster than allreduce (25% less time), over the 5% "
+            "less time a split must gain");
   EXPECT_EQ(lines[2], "  best cuts searched: conv4_1 3 s, conv5_1 5 s, pool5 6 s");
   EXPECT_EQ(lines[3],
-            "hybrid-fc6: do not split: only 1.03x faster than allreduce, under the 5% a split "
-            "must gain");
-  EXPECT_EQ(lines[4], "ralp-late (cut fc8): do not split: allreduce is 2.00x faster");
-  // With a 1% threshold the hybrid's 2.6% pays.
+            "hybrid-fc6: do not split: 1.03x faster than allreduce (2.5% less time), under the 5% "
+            "less time a split must gain");
+  EXPECT_EQ(lines[4],
+            "ralp-late (cut fc8): do not split: allreduce is 2.00x faster (50% less time)");
+  // With a 1% threshold the hybrid's 2.5% pays.
   EXPECT_TRUE(make_verdict(s, 0.01).splits[1].pays);
   EXPECT_THROW(make_verdict(s, -0.1), std::invalid_argument);
 }
@@ -78,6 +82,21 @@ TEST(Verdict, TheBottleneckInWords) {
   EXPECT_EQ(make_verdict(s).bottleneck,
             "not known: the result has no worker time split and no link loads (the analytic "
             "fidelity gives step times only; --fidelity event says what limits the step)");
+}
+
+TEST(Verdict, EqualTimesAreCalledEqual) {
+  ScenarioResult s;
+  // 233 ms and 233.4 ms print as 1.00x: equal, neither "1.00x faster".
+  s.results = {result("ring-ideal", StrategyKind::allreduce, 0.2334),
+               result("nccl-ring", StrategyKind::allreduce, 0.233),
+               result("hybrid-fc", StrategyKind::hybrid, 0.2332, "fc")};
+  const Verdict v = make_verdict(s, 0.0);
+  EXPECT_TRUE(v.equal);
+  const auto lines = verdict_lines(v);
+  EXPECT_EQ(lines[0], "fastest: nccl-ring, equal to hybrid-fc");
+  // A cut that saves 0.09% does not pay, even over a threshold of 0: it prints as equal.
+  EXPECT_FALSE(v.splits[0].pays);
+  EXPECT_EQ(lines[1], "hybrid-fc: do not split: equal to nccl-ring");
 }
 
 }  // namespace

@@ -104,8 +104,9 @@ TEST(ScenarioOverrides, ErrorsNameTheOption) {
   EXPECT_EQ(error_of({{"batch", "1e400"}}),
             "--batch is \"1e400\", expected an integer in [1, 65536]");
   EXPECT_EQ(error_of({{"bandwidth", "0"}}),
-            "--bandwidth is 0, expected a bandwidth such as \"1Gbps\" or \"12GB/s\", or a number "
-            "of bytes per second greater than 0");
+            "--bandwidth is 0, expected a bandwidth such as \"10Gbps\", \"10Gb/s\", \"10Gbit/s\" "
+            "(bits) or \"1.25GB/s\", \"1GiB/s\" (bytes), or a number of bytes per second greater "
+            "than 0");
   EXPECT_EQ(error_of({{"latency", "soon"}}),
             "--latency is \"soon\", expected a duration such as \"50us\" or a number of seconds");
   EXPECT_EQ(error_of({{"network-model", "idael"}}),
@@ -123,8 +124,9 @@ TEST(ScenarioOverrides, ErrorsNameTheOption) {
                 "you mean \"ralp-auto\"?)");
   EXPECT_EQ(error_of({{"worker", "2"}}),
             "--worker is not an override, expected one of: workers, parameter-servers, "
-            "devices-per-node, batch, "
-            "bandwidth, latency, network-model, strategy, transport, cut (did you mean \"workers\"?)");
+            "devices-per-node, batch, bandwidth, latency, network-model, strategy, transport, cut, "
+            "nics-per-node, ps-placement, worker-device, ps-device, interconnect-bandwidth, "
+            "price-per-hour, epochs, dataset-images (did you mean \"workers\"?)");
   EXPECT_EQ(error_of({{"workers", "2"}, {"workers", "3"}}), "--workers is given twice, expected it once");
 }
 
@@ -176,13 +178,67 @@ TEST(ScenarioOverrides, AFileThatIsNotAScenarioKeepsItsOwnError) {
             "s.json: /cluster is missing, expected a cluster object");
 }
 
+TEST(ScenarioOverrides, ClusterAndTrainingKeysHaveOverrides) {
+  const Scenario s = with({{"price-per-hour", "3.06 USD"},
+                           {"epochs", "30"},
+                           {"dataset-images", "50000"},
+                           {"ps-placement", "colocated"},
+                           {"worker-device", "v100"},
+                           {"ps-device", "p100"}});
+  ASSERT_TRUE(s.price_per_hour.has_value());
+  EXPECT_EQ(*s.price_per_hour, (Price{3.06, "USD"}));
+  EXPECT_EQ(s.training.epochs, 30);
+  EXPECT_EQ(s.training.dataset_images, 50000);
+  EXPECT_EQ(s.nodes.ps_placement, PsPlacement::colocated);
+  EXPECT_EQ(s.worker_device.name, "v100");
+  EXPECT_EQ(s.ps_device.name, "p100");
+  EXPECT_EQ(error_of({{"price-per-hour", "32.77"}}),
+            "--price-per-hour is \"32.77\", expected a host's price an hour as an amount and an "
+            "ISO 4217 currency code, such as \"32.77 USD\"");
+  EXPECT_EQ(error_of({{"interconnect-bandwidth", "100Gbps"}}),
+            "--interconnect-bandwidth is \"100Gbps\", but the scenario has no "
+            "cluster.node_interconnect; expected a scenario of nodes of several devices");
+}
+
+// 4 workers on 2 nodes of 2 devices, a NIC per device.
+constexpr const char* kTwoByTwo = R"({"name": "n", "model": "cifar_alexnet", "batch_per_worker": 8,
+ "cluster": {"workers": 4, "devices_per_node": 2, "nics_per_node": 2, "parameter_servers": 1,
+             "worker_device": "cpu-core",
+             "node_interconnect": {"kind": "pcie", "bandwidth": "16GBps", "host_links": 2},
+             "platform": {"kind": "star", "nic_bandwidth": "1Gbps", "latency": "50us"}},
+ "strategies": ["ps", "allreduce"]})";
+
+Scenario two_by_two(const std::vector<ScenarioOverride>& overrides) {
+  return parse_scenario(parse_json_text(kTwoByTwo, "n.json"), "n.json", kData / "scenarios",
+                        overrides);
+}
+
+TEST(ScenarioOverrides, FewerWorkersThanANodeRunOnOneNodeOfThatMany) {
+  const Scenario one = two_by_two({{"workers", "1"}});
+  EXPECT_EQ(one.workers, 1);
+  EXPECT_EQ(one.nodes.devices_per_node, 1);
+  EXPECT_EQ(one.nodes.nics_per_node, 1);  // clipped with the devices
+  EXPECT_EQ(one.nodes.interconnect->host_links, 1);
+  // A whole node or more keeps the file's nodes.
+  const Scenario two = two_by_two({{"workers", "2"}});
+  EXPECT_EQ(two.nodes.devices_per_node, 2);
+  EXPECT_EQ(two.nodes.nics_per_node, 2);
+  EXPECT_EQ(two_by_two({{"workers", "8"}}).nodes.devices_per_node, 2);
+  // --devices-per-node given too: the user's word stands, and a misfit is an error.
+  EXPECT_EQ(error_of({{"workers", "1"}, {"devices-per-node", "2"}}, kTwoByTwo),
+            "--workers is 1, expected a multiple of devices_per_node (2)");
+  EXPECT_EQ(two_by_two({{"workers", "4"}, {"devices-per-node", "4"}, {"nics-per-node", "1"}})
+                .nodes.nics_per_node,
+            1);
+}
+
 TEST(ScenarioOverrides, EveryOptionHasHelp) {
   for (const auto& o : scenario_override_options()) {
     SCOPED_TRACE(o.name);
     EXPECT_FALSE(o.value_name.empty());
     EXPECT_FALSE(o.help.empty());
   }
-  EXPECT_EQ(scenario_override_options().size(), 10u);
+  EXPECT_EQ(scenario_override_options().size(), 18u);
 }
 
 }  // namespace

@@ -192,5 +192,41 @@ TEST(Scenario, ModelFilesInTheDocsParse) {
   EXPECT_EQ(g.predecessors(*g.find("sum")).size(), 2u);
 }
 
+TEST(Prices, ReadAnAmountAndAnIsoCode) {
+  EXPECT_EQ(parse_price("32.77 USD"), (Price{32.77, "USD"}));
+  EXPECT_EQ(parse_price("0 EUR"), (Price{0.0, "EUR"}));
+  EXPECT_EQ(parse_price("3.0593  USD"), (Price{3.0593, "USD"}));
+  for (const char* bad : {"32.77", "USD 32.77", "32.77 usd", "32.77 US", "-1 USD", "$32.77",
+                          "32.77USD", "nan USD", "1e999 USD", ""}) {
+    EXPECT_FALSE(parse_price(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(format_price({32.77, "USD"}), "32.77 USD");
+  EXPECT_EQ(format_price({3.0593, "USD"}), "3.0593 USD");
+  EXPECT_EQ(format_price({24.0, "EUR"}), "24.00 EUR");
+}
+
+TEST(Scenario, TrainingRunAndPriceHaveDefaultsAndRoundTrip) {
+  const Scenario plain = load_scenario(kData / "scenarios/minimal.json");
+  EXPECT_EQ(plain.training.epochs, 90);
+  EXPECT_EQ(plain.training.dataset_images, 1281167);  // ImageNet-1k's training set
+  EXPECT_FALSE(plain.price_per_hour.has_value());
+  Json j = scenario_to_json(plain);
+  j["cluster"]["price_per_hour"] = "24.48 USD";
+  j["training"]["epochs"] = 30;
+  const Scenario priced = parse_scenario(j, "p.json", kData / "scenarios");
+  EXPECT_EQ(priced.price_per_hour, (Price{24.48, "USD"}));
+  EXPECT_EQ(priced.training.epochs, 30);
+  EXPECT_EQ(scenario_to_json(priced)["cluster"]["price_per_hour"], "24.48 USD");
+  j["cluster"]["price_per_hour"] = 24.48;
+  try {
+    parse_scenario(j, "p.json", kData / "scenarios");
+    ADD_FAILURE() << "a number is not a price";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "p.json: /cluster/price_per_hour is 24.48, expected a host's price an hour as an "
+              "amount and an ISO 4217 currency code, such as \"32.77 USD\"");
+  }
+}
+
 }  // namespace
 }  // namespace ralp

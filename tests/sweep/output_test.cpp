@@ -30,20 +30,39 @@ SweepSpec spec_of(std::vector<std::string> workers) {
 Json outcome(size_t index) {
   const double t = 0.1 * static_cast<double>(index + 1);
   Json results = Json::array();
-  results.push_back({{"strategy", "ps"}, {"kind", "ps"}, {"cut", nullptr},
-                     {"step_time_mean_s", t}, {"step_time_median_s", t}, {"images_per_s", 64 / t},
-                     {"speedup_vs_ps", 1.0}, {"speedup_vs_allreduce", nullptr}});
-  results.push_back({{"strategy", "ralp"}, {"kind", "ralp"}, {"cut", "fc3"},
-                     {"step_time_mean_s", t / 2}, {"step_time_median_s", t / 2},
-                     {"images_per_s", 128 / t}, {"speedup_vs_ps", 2.0},
-                     {"speedup_vs_allreduce", nullptr}});
-  return {{"results", results}, {"verdict", {{"fastest", "ralp"}}}};
+  // Training figures: 4 GPUs, one alone does 100 images/s, 1,000 images to train, 2 USD a host.
+  const auto figures = [t](Json r, double images_per_s, int64_t hosts) {
+    r["images_per_s_per_gpu"] = images_per_s / 4;
+    r["scaling_efficiency"] = images_per_s / 400;
+    r["time_to_train_s"] = 1000 / images_per_s;
+    r["billed_hosts"] = hosts;
+    r["cost"] = static_cast<double>(hosts) * 2.0 * (1000 / images_per_s) / 3600;
+    (void)t;
+    return r;
+  };
+  results.push_back(figures({{"strategy", "ps"}, {"kind", "ps"}, {"cut", nullptr},
+                             {"step_time_mean_s", t}, {"step_time_median_s", t},
+                             {"images_per_s", 64 / t}, {"speedup_vs_ps", 1.0},
+                             {"speedup_vs_allreduce", nullptr}},
+                            64 / t, 5));
+  results.push_back(figures({{"strategy", "ralp"}, {"kind", "ralp"}, {"cut", "fc3"},
+                             {"step_time_mean_s", t / 2}, {"step_time_median_s", t / 2},
+                             {"images_per_s", 128 / t}, {"speedup_vs_ps", 2.0},
+                             {"speedup_vs_allreduce", nullptr}},
+                            128 / t, 5));
+  return {{"results", results},
+          {"baseline", {{"device", "cpu-core"}, {"batch", 16}, {"step_time_s", 0.16},
+                        {"images_per_s", 100.0}}},
+          {"training", {{"epochs", 1}, {"dataset_images", 1000}, {"price_per_hour", "2.00 USD"},
+                        {"worker_hosts", 4}, {"ps_hosts", 1}}},
+          {"verdict", {{"fastest", "ralp"}}}};
 }
 
 TEST(SweepOutput, HeaderNamesThePointAxesInOrder) {
   EXPECT_EQ(csv_header(spec_of({"2"})),
             "point,workers,strategy,kind,cut,step_time_mean_s,step_time_median_s,images_per_s,"
-            "speedup_vs_ps,speedup_vs_allreduce");
+            "speedup_vs_ps,speedup_vs_allreduce,images_per_s_per_gpu,scaling_efficiency,"
+            "time_to_train_s,billed_hosts,cost,currency");
 }
 
 TEST(SweepOutput, RowsRoundTripTheirNumbers) {
@@ -52,8 +71,10 @@ TEST(SweepOutput, RowsRoundTripTheirNumbers) {
   const std::string rows = csv_rows(points[2], outcome(2));
   // 0.1 * 3 is 0.30000000000000004 in binary; shortest round-trip keeps every digit needed.
   EXPECT_EQ(rows,
-            "2,8,ps,ps,,0.30000000000000004,0.30000000000000004,213.33333333333331,1,\n"
-            "2,8,ralp,ralp,fc3,0.15000000000000002,0.15000000000000002,426.66666666666663,2,\n");
+            "2,8,ps,ps,,0.30000000000000004,0.30000000000000004,213.33333333333331,1,,"
+            "53.33333333333333,0.5333333333333333,4.6875,5,0.013020833333333334,USD\n"
+            "2,8,ralp,ralp,fc3,0.15000000000000002,0.15000000000000002,426.66666666666663,2,,"
+            "106.66666666666666,1.0666666666666667,2.34375,5,0.006510416666666667,USD\n");
   double back = 0;
   const std::string field = "0.30000000000000004";
   std::from_chars(field.data(), field.data() + field.size(), back);

@@ -34,10 +34,19 @@ TEST(SweepCli, AnalyticGivesTheSameBytesWhateverJobs) {
   const auto one = run_command(sweep(kAnalytic + " --jobs 1 --out " + (dir / "one")));
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.err, "");
-  EXPECT_EQ(one.out, "sweep: 12 points (0 resumed), 48 rows, analytic fidelity: wrote " +
-                         (dir / "one") + "/sweep.csv and " + (dir / "one") + "/sweep.json\n");
+  const std::string first_line = "sweep: 12 points (0 resumed), 48 rows, analytic fidelity: wrote " +
+                                 (dir / "one") + "/sweep.csv and " + (dir / "one") +
+                                 "/sweep.json\n";
+  EXPECT_EQ(one.out.substr(0, first_line.size()), first_line);
+  // Then the ranking: ten of the 48 rows by time to train; the scenario has no price.
+  EXPECT_NE(one.out.find("\nfastest to train (10 of 48 rows; every row in sweep.csv):\n"),
+            std::string::npos)
+      << one.out;
+  EXPECT_NE(one.out.find("\ncost: no cluster.price_per_hour in the scenario"), std::string::npos);
   const auto three = run_command(sweep(kAnalytic + " --jobs 3 --out " + (dir / "three")));
   ASSERT_EQ(three.status, 0) << three.err;
+  // The same ranking whatever the jobs (the first line names the folder).
+  EXPECT_EQ(one.out.substr(one.out.find('\n')), three.out.substr(three.out.find('\n')));
   const std::string csv = read_file(dir / "one/sweep.csv");
   EXPECT_EQ(lines(csv), 1u + 48u);
   EXPECT_EQ(csv, read_file(dir / "three/sweep.csv"));
@@ -99,9 +108,11 @@ TEST(SweepCli, ResumeRunsOnlyTheMissingPointsAndGivesTheSameBytes) {
   EXPECT_EQ(other.err,
             "error: " + out + "/sweep.csv: has header \"point,workers,bandwidth,strategy,kind,cut,"
             "step_time_mean_s,step_time_median_s,images_per_s,speedup_vs_ps,"
-            "speedup_vs_allreduce\", but this sweep's is \"point,workers,strategy,kind,cut,"
+            "speedup_vs_allreduce,images_per_s_per_gpu,scaling_efficiency,time_to_train_s,"
+            "billed_hosts,cost,currency\", but this sweep's is \"point,workers,strategy,kind,cut,"
             "step_time_mean_s,step_time_median_s,images_per_s,speedup_vs_ps,"
-            "speedup_vs_allreduce\"; expected the same sweep, or run without --resume\n");
+            "speedup_vs_allreduce,images_per_s_per_gpu,scaling_efficiency,time_to_train_s,"
+            "billed_hosts,cost,currency\"; expected the same sweep, or run without --resume\n");
   EXPECT_EQ(read_file(out + "/sweep.csv"), csv);
 }
 

@@ -61,11 +61,26 @@ constexpr double kBytesPerFloat = 4.0;
 constexpr double kBitsPerByte = 8.0;
 
 // Quantity strings. Each parser accepts a plain number (SI base unit) or a number followed by a
-// unit; it returns nullopt on anything else, including negative, NaN or infinite values.
+// unit, spaces allowed between them; it returns nullopt on anything else, including negative, NaN
+// or infinite values.
 //   seconds:        "50us", "1.5ms", "2s", "100ns", "0.25min"
-//   bytes:          "64MiB", "3.2MB", "512", "1GiB", "4kB" (kB = 1000, KiB = 1024)
-//   bytes/second:   "1Gbps", "10Gbit/s", "100Mbps" (bits), "12GB/s", "900MiB/s" (bytes)
+//   bytes:          "64MiB", "3.2MB", "512", "1GiB", "4kB", "64 bytes"
+//   bytes/second:   "10Gbps", "10Gb/s", "10Gbit/s", "200Gbit", "10gbps" (bits);
+//                   "12GB/s", "12GBps", "900MiB/s" (bytes); "5e8" (bytes per second)
 //   FLOP/second:    "11.3TFLOPS", "19.5TFLOP/s", "2.5e12"
+//
+// Sizes and bandwidths are read by rule: a number, then [prefix][unit][per second].
+//   prefix       k, m, g, t in either case are 1e3, 1e6, 1e9, 1e12 (m is mega: no one means a
+//                millibit per second); Ki, Mi, Gi, Ti (the letter in either case, the i lower-case)
+//                are 1024, 1024^2, 1024^3, 1024^4. No prefix is 1.
+//   unit         a lone letter: b is bits, B is bytes, always ("Gb", "gb" bits; "GB" bytes). A word
+//                says which itself, its first letter in either case: bit, bits (bits), byte, bytes
+//                (bytes); "GBit/s" is bits.
+//   per second   "/s" after any unit, "ps" after a lone b or B ("Gbps", "GBps"); both lower-case.
+//                A bandwidth in bits may leave it out, as NICs are named ("200Gbit", "10Gb"); one
+//                in bytes may not ("12GB" is a size, refused as a bandwidth).
+// A size takes bytes only, without "/s": "gb", "1Gbit" and "12GB/s" are refused as sizes. A unit
+// with no b or B ("10G", "10 GHz") is refused, as is anything after the unit ("10Gb/", "1Gbpss").
 std::optional<Seconds> parse_seconds(std::string_view text);
 std::optional<Bytes> parse_bytes(std::string_view text);
 std::optional<BytesPerSecond> parse_bandwidth(std::string_view text);

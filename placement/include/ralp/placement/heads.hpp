@@ -25,9 +25,14 @@ inline constexpr size_t kUnionSubsetSuccessors = 6;
 // once and every branch ends in a set: it stops after limit + 1 sets, O(layers x limit) steps.
 std::optional<std::vector<Head>> all_heads(const LayerGraph& model, size_t limit = kAllHeadsLimit);
 
+// Whether any layer of the head has parameters. A head without (the loss alone, a softmax and
+// the loss) keeps nothing on the parameter server: no cut to offer.
+bool holds_parameters(const LayerGraph& model, const Head& head);
+
 // The search's candidates, without duplicates, in this order: the suffixes (cut 1, 2, ...), each
 // layer's descendant set (layer order), the unions at branches (layer order), then, when
-// all_heads is within its limit, the remaining heads in its order.
+// all_heads is within its limit, the remaining heads in its order; heads without parameters are
+// left out.
 std::vector<Head> candidate_heads(const LayerGraph& model);
 
 }  // namespace ralp::placement

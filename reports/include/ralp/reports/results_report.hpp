@@ -13,6 +13,7 @@
 
 #include "ralp/core/json_input.hpp"
 #include "ralp/results/simulation_result.hpp"
+#include "ralp/results/training_plan.hpp"
 
 namespace ralp::reports {
 
@@ -33,6 +34,11 @@ struct SweepPoint {
   std::string scenario;
   std::vector<StrategyResult> results;
   Json verdict;
+  std::optional<SingleDeviceBaseline> baseline;  // one device alone, where the sweep gave it
+  Json training;  // the point's training run (TrainingPlan's JSON), null where the sweep has none
+  // Each result's training figures as the sweep wrote them (images_per_s_per_gpu, ...), kept to
+  // write them back: the points' worker counts are not all in the document.
+  std::vector<Json> figures;
   friend bool operator==(const SweepPoint&, const SweepPoint&) = default;
 };
 
@@ -118,6 +124,9 @@ struct SpeedupSeries {
 };
 // Empty without a workers axis. A series lacking the smallest worker count is left out.
 std::vector<SpeedupSeries> sweep_speedups(const SweepDocument& sweep);
+// The same series of images/s (`efficiency` false) or of scaling efficiency against one device
+// (true; points without a baseline are left out) against the workers.
+std::vector<SpeedupSeries> sweep_throughputs(const SweepDocument& sweep, bool efficiency);
 // ", bandwidth 10Gbps, batch 64": a point's values of the axes other than the workers that the
 // sweep varies (more than one value).
 std::string axis_title(const SweepDocument& sweep, const SweepPoint& point);

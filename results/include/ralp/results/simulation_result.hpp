@@ -11,6 +11,7 @@
 #include "ralp/core/json_input.hpp"
 #include "ralp/results/compute_sources.hpp"
 #include "ralp/results/step_result.hpp"
+#include "ralp/results/training_plan.hpp"
 
 namespace ralp {
 
@@ -51,6 +52,10 @@ struct ScenarioResult {
   std::string network_model;
   double split_threshold = 0.05;  // the gain a cut must bring over the best uncut strategy
   std::vector<StrategyResult> results;
+  // One worker device alone, the reference of scaling efficiency; set by whoever can price it
+  // (the placement part's analytic model), else nullopt.
+  std::optional<SingleDeviceBaseline> baseline;
+  TrainingPlan training;  // the run the time and cost to train are for
 };
 
 // Every field of a StrategyResult; the timeline only when asked.

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
@@ -174,13 +175,34 @@ struct MessageCpuSpec {
 };
 
 // Settings of the real-cluster mode (ralp cluster); the simulator ignores them.
+// ImageNet-1k's training set (ILSVRC 2012): the images an epoch reads unless a scenario says.
+inline constexpr int64_t kImageNetTrainImages = 1281167;
+// The epochs of a training run unless a scenario says: the classic ImageNet schedule of ResNet-50
+// (He et al. 2015; torchvision's and NVIDIA's reference scripts default to 90).
+inline constexpr int64_t kDefaultEpochs = 90;
+
 struct TrainingSpec {
   double learning_rate = 0.01;
   double momentum = 0.9;
   Seconds step_timeout = Seconds(60.0);
   int threads = 1;  // kernel threads per rank
+  // What the whole run reads, for the time and cost to train (the real cluster ignores them).
+  int64_t epochs = kDefaultEpochs;
+  int64_t dataset_images = kImageNetTrainImages;
   friend bool operator==(const TrainingSpec&, const TrainingSpec&) = default;
 };
+
+// A price: an amount in an ISO 4217 currency, written "32.77 USD".
+struct Price {
+  double amount = 0.0;
+  std::string currency;  // three capital letters
+  friend bool operator==(const Price&, const Price&) = default;
+};
+
+// "32.77 USD" (a number >= 0, white space, three capital letters) as a price; nullopt otherwise.
+std::optional<Price> parse_price(std::string_view text);
+// "32.77 USD": the amount with two decimals (more where it has them), then the code.
+std::string format_price(const Price& price);
 
 // Settings of the placement search (ralp place, cut "auto").
 struct PlacementSpec {
@@ -208,6 +230,8 @@ struct Scenario {
   // every host has its own device. The simulator models the sharing; a real run has it.
   std::vector<int64_t> shared_devices;
   MessageCpuSpec message_cpu;  // measured by ralp validate's link probe
+  // What one host (a node, or a parameter server of its own) costs an hour: cluster.price_per_hour.
+  std::optional<Price> price_per_hour;
   NetworkModelSpec network_model;
   std::vector<StrategySpec> strategies;
   int64_t steps = 0;

@@ -51,6 +51,8 @@ class SweepWriter {
   void add(size_t index, const Json& outcome);
   // Points written so far.
   [[nodiscard]] size_t written() const { return entries_.size(); }
+  // Each written point's JSON object (as in sweep.json's "points"), in point order.
+  [[nodiscard]] std::vector<Json> entries() const;
   // Writes sweep.json; precondition: every point written.
   void finish();
 

@@ -1,0 +1,18 @@
+data = "sweep-1-images.dat"
+set title "sweep of vgg16.json: images/s against workers"
+set xlabel "workers"
+set ylabel "images/s"
+set grid ytics
+set logscale x 2
+set xrange [0.869565217:73.6]
+set grid xtics
+set key bottom left font ",9" spacing 0.9
+set logscale y 2
+set yrange [*:11044.7323]
+set terminal svg size 800,600 dynamic noenhanced
+set output "sweep-1-images.svg"
+plot 150.064297*x title "linear (W x one GPU alone)" with lines dt 2 lc rgb "#888888", data index 0 using 1:2 with linespoints pt 7 dt 1 lc rgb "#4e79a7" title "ps, bandwidth 1Gbps", data index 1 using 1:2 with linespoints pt 7 dt 1 lc rgb "#f28e2b" title "ralp, bandwidth 1Gbps", data index 2 using 1:2 with linespoints pt 7 dt 1 lc rgb "#59a14f" title "allreduce, bandwidth 1Gbps", data index 3 using 1:2 with linespoints pt 9 dt 2 lc rgb "#4e79a7" title "ps, bandwidth 10Gbps", data index 4 using 1:2 with linespoints pt 9 dt 2 lc rgb "#f28e2b" title "ralp, bandwidth 10Gbps", data index 5 using 1:2 with linespoints pt 9 dt 2 lc rgb "#59a14f" title "allreduce, bandwidth 10Gbps", data index 6 using 1:2 with linespoints pt 11 dt 3 lc rgb "#4e79a7" title "ps, bandwidth 25Gbps", data index 7 using 1:2 with linespoints pt 11 dt 3 lc rgb "#f28e2b" title "ralp, bandwidth 25Gbps", data index 8 using 1:2 with linespoints pt 11 dt 3 lc rgb "#59a14f" title "allreduce, bandwidth 25Gbps"
+set terminal pngcairo size 800,600 noenhanced
+set output "sweep-1-images.png"
+replot
+set output
