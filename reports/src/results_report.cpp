@@ -218,11 +218,11 @@ SweepDocument read_sweep(const Json& doc, const std::string& file) {
       (void)training_plan_from_json(*training, p.path_of("training"), file);  // checks it
       point.training = *training;
     }
-    for (const Json& r : *p.get("results")) {
+    for (const Json& result : *p.get("results")) {
       Json figures = Json::object();
       for (const char* key : {"images_per_s_per_gpu", "scaling_efficiency", "time_to_train_s",
                               "billed_hosts", "cost"}) {
-        if (r.is_object() && r.contains(key)) figures[key] = r.at(key);
+        if (result.is_object() && result.contains(key)) figures[key] = result.at(key);
       }
       point.figures.push_back(std::move(figures));
     }

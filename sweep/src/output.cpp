@@ -3,6 +3,7 @@
 #include "ralp/sweep/output.hpp"
 
 #include <charconv>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -79,6 +80,13 @@ std::vector<std::pair<std::string, std::streamoff>> complete_lines(const std::fi
 
 }  // namespace
 
+std::string price_currency(const Json& training) {
+  const Json& price = training.at("price_per_hour");
+  const std::optional<Price> parsed =
+      price.is_string() ? parse_price(price.get<std::string>()) : std::nullopt;
+  return parsed ? parsed->currency : "";
+}
+
 std::string csv_header(const SweepSpec& spec) {
   std::string out = "point";
   for (const Axis* a : spec.point_axes()) out += "," + a->name;
@@ -95,10 +103,7 @@ std::string csv_rows(const SweepPoint& point, const Json& outcome) {
     prefix.append(csv_field(value));
   }
   std::string out;
-  const Json& price = outcome.at("training").at("price_per_hour");
-  const std::string currency =
-      price.is_string() ? price.get<std::string>().substr(price.get<std::string>().rfind(' ') + 1)
-                        : "";
+  const std::string currency = price_currency(outcome.at("training"));
   for (const Json& r : outcome.at("results")) {
     const std::string fields[] = {
         prefix,

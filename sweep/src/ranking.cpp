@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ralp/sweep/output.hpp"
+
 namespace ralp::sweep {
 
 std::vector<SweepRow> sweep_rows(const std::vector<SweepPoint>& points,
@@ -11,9 +13,7 @@ std::vector<SweepRow> sweep_rows(const std::vector<SweepPoint>& points,
   std::vector<SweepRow> rows;
   for (size_t i = 0; i < entries.size() && i < points.size(); ++i) {
     const Json& entry = entries[i];
-    const Json& price = entry.at("training").at("price_per_hour");
-    const std::string text = price.is_string() ? price.get<std::string>() : "";
-    const std::string currency = text.empty() ? "" : text.substr(text.rfind(' ') + 1);
+    const std::string currency = price_currency(entry.at("training"));
     for (const Json& r : entry.at("results")) {
       SweepRow row;
       row.point = points[i].index;

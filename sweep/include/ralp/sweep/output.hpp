@@ -39,6 +39,9 @@ std::vector<Json> read_finished_points(const std::filesystem::path& dir, const S
 
 // Writes results as they arrive, in point order: a point that finishes early is held until every
 // point before it is written, so sweep.csv is always a prefix of the final file.
+// The ISO 4217 code of a point's training object's price_per_hour; "" without a price.
+std::string price_currency(const Json& training);
+
 class SweepWriter {
  public:
   // Starts the files in `dir` (which must exist), keeping `finished` (read_finished_points) as
