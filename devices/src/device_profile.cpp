@@ -57,10 +57,23 @@ void parse_host(ObjectReader& parent, DeviceProfile& profile) {
   profile.host = std::move(host);
 }
 
-void parse_kernel_model(ObjectReader& parent, DeviceProfile& profile) {
-  const Json* value = parent.get("kernel_model");
+void parse_precision_peaks(ObjectReader& parent, DeviceProfile& profile) {
+  const Json* value = parent.get("precision_peaks");
   if (value == nullptr) return;
-  ObjectReader r(*value, parent.path_of("kernel_model"), parent.file());
+  ObjectReader r(*value, parent.path_of("precision_peaks"), parent.file());
+  for (const Precision precision : kPrecisions) {
+    if (precision == Precision::fp32) continue;  // FP32's is peak_flops
+    if (auto peak = r.optional_flops_rate(to_string(precision))) {
+      profile.precision_peaks[precision] = *peak;
+    }
+  }
+  r.finish();
+}
+
+std::optional<GpuKernelParams> parse_kernel_model(ObjectReader& parent, std::string_view key) {
+  const Json* value = parent.get(key);
+  if (value == nullptr) return std::nullopt;
+  ObjectReader r(*value, parent.path_of(key), parent.file());
   std::array<double, kKernelParamCount> values{};
   for (size_t i = 0; i + 1 < values.size(); ++i) {  // every parameter but the launch
     const ParamBounds& b = kKernelParamBounds[i];
@@ -69,13 +82,13 @@ void parse_kernel_model(ObjectReader& parent, DeviceProfile& profile) {
   GpuKernelParams params = params_from_array(values);
   params.launch = r.seconds("launch");
   r.finish();
-  profile.kernel_model = params;
+  return params;
 }
 
-void parse_published(ObjectReader& parent, DeviceProfile& profile) {
-  const Json* value = parent.get("published");
-  if (value == nullptr) return;
-  ObjectReader r(*value, parent.path_of("published"), parent.file());
+std::optional<PublishedFit> parse_published(ObjectReader& parent, std::string_view key) {
+  const Json* value = parent.get(key);
+  if (value == nullptr) return std::nullopt;
+  ObjectReader r(*value, parent.path_of(key), parent.file());
   PublishedFit f;
   f.source = r.string("source");
   f.rows = r.integer("rows", 0, int64_t{1} << 40);
@@ -88,7 +101,60 @@ void parse_published(ObjectReader& parent, DeviceProfile& profile) {
   f.architecture_row = r.optional_string("architecture_row").value_or("");
   f.framework_layer_overhead = r.optional_seconds("framework_layer_overhead").value_or(Seconds(0.0));
   r.finish();
-  profile.published = std::move(f);
+  return f;
+}
+
+std::map<LayerKind, FittedRates> parse_fitted(ObjectReader& r, std::string_view key) {
+  std::map<LayerKind, FittedRates> out;
+  const Json* fitted = r.get(key);
+  if (fitted == nullptr) return out;
+  ObjectReader f(*fitted, r.path_of(key), r.file());
+  for (const LayerKind kind : all_layer_kinds()) {
+    const Json* entry = f.get(to_string(kind));
+    if (entry == nullptr) continue;
+    ObjectReader e(*entry, f.path_of(to_string(kind)), f.file());
+    FittedRates rates;
+    e.require("flops", "a rate such as \"1TFLOPS\"");
+    rates.flops = *e.optional_flops_rate("flops");
+    rates.bytes = e.bandwidth("bytes");
+    e.finish();
+    out[kind] = rates;
+  }
+  f.finish();
+  return out;
+}
+
+Json kernel_model_to_json(const GpuKernelParams& params) {
+  const auto values = as_array(params);
+  Json k = Json::object();
+  for (size_t i = 0; i + 1 < values.size(); ++i) {
+    k[std::string(kKernelParamBounds[i].name)] = values[i];
+  }
+  k["launch"] = params.launch.value();
+  return k;
+}
+
+Json published_to_json(const PublishedFit& f) {
+  Json q = {{"source", f.source},
+            {"rows", f.rows},
+            {"median_error", f.median_error},
+            {"max_error", f.max_error},
+            {"loso_median_error", f.loso_median_error},
+            {"loso_max_error", f.loso_max_error}};
+  if (!f.derived_from.empty()) q["derived_from"] = f.derived_from;
+  if (f.architecture_efficiency != 1.0) q["architecture_efficiency"] = f.architecture_efficiency;
+  if (!f.architecture_row.empty()) q["architecture_row"] = f.architecture_row;
+  q["framework_layer_overhead"] = f.framework_layer_overhead.value();
+  return q;
+}
+
+Json fitted_to_json(const std::map<LayerKind, FittedRates>& fitted) {
+  Json out = Json::object();
+  for (const auto& [kind, rates] : fitted) {
+    out[std::string(to_string(kind))] = {{"flops", rates.flops.value()},
+                                         {"bytes", rates.bytes.value()}};
+  }
+  return out;
 }
 
 void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
@@ -110,20 +176,14 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
   }
   profile.fitted_launch_overhead = r.optional_seconds("launch_overhead");
 
-  if (const Json* fitted = r.get("fitted")) {
-    ObjectReader f(*fitted, r.path_of("fitted"), r.file());
-    for (const LayerKind kind : all_layer_kinds()) {
-      const Json* entry = f.get(to_string(kind));
-      if (entry == nullptr) continue;
-      ObjectReader e(*entry, f.path_of(to_string(kind)), f.file());
-      FittedRates rates;
-      e.require("flops", "a rate such as \"1TFLOPS\"");
-      rates.flops = *e.optional_flops_rate("flops");
-      rates.bytes = e.bandwidth("bytes");
-      e.finish();
-      profile.fitted[kind] = rates;
+  profile.fitted = parse_fitted(r, "fitted");
+  if (const Json* other = r.get("precision_fitted")) {
+    ObjectReader o(*other, r.path_of("precision_fitted"), r.file());
+    for (const Precision precision : kPrecisions) {
+      if (precision == Precision::fp32 || !o.has(to_string(precision))) continue;
+      profile.precision_fitted[precision] = parse_fitted(o, to_string(precision));
     }
-    f.finish();
+    o.finish();
   }
 
   if (const Json* layers = r.get("layers")) {
@@ -135,6 +195,10 @@ void parse_measured(ObjectReader& parent, DeviceProfile& profile) {
       MeasuredLayer m;
       m.signature = l.string("signature");
       m.kind = parse_kind(l, "kind");
+      if (const auto precision = l.optional_choice(
+              "precision", {precision_names().begin(), precision_names().end()})) {
+        m.precision = *parse_precision(*precision);
+      }
       m.batch = l.integer("batch", 1, 1 << 20);
       m.forward = l.seconds("forward");
       m.backward_data = l.seconds("backward_data");
@@ -217,6 +281,8 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.peak_flops = *r.optional_flops_rate("peak_flops");
   p.memory_bandwidth = r.bandwidth("memory_bandwidth");
   p.pcie_bandwidth = r.optional_bandwidth("pcie_bandwidth");
+  p.memory_capacity = r.optional_bytes("memory_capacity", /*allow_zero=*/false);
+  parse_precision_peaks(r, p);
   p.launch_overhead = r.optional_seconds("launch_overhead").value_or(Seconds(0.0));
   parse_efficiency(r, p);
   parse_host(r, p);
@@ -228,8 +294,10 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.time_sharing_slowdown = r.optional_number("time_sharing_slowdown", 1.0, 10.0).value_or(1.0);
   p.multiprocessors =
       static_cast<int>(r.optional_integer("multiprocessors", 1, 100000).value_or(0));
-  parse_kernel_model(r, p);
-  parse_published(r, p);
+  p.kernel_model = parse_kernel_model(r, "kernel_model");
+  p.published = parse_published(r, "published");
+  p.tensor_kernel_model = parse_kernel_model(r, "tensor_kernel_model");
+  p.tensor_published = parse_published(r, "tensor_published");
   if (p.source == ProfileSource::published &&
       (!p.kernel_model || !p.published || p.multiprocessors == 0)) {
     r.fail(!p.kernel_model ? "kernel_model" : !p.published ? "published" : "multiprocessors",
@@ -250,6 +318,37 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   return p;
 }
 
+PrecisionCheck precision_support(const DeviceProfile& profile, Precision precision) {
+  if (precision == Precision::fp32 || profile.precision_peaks.contains(precision) ||
+      profile.precision_fitted.contains(precision)) {
+    return {};
+  }
+  const bool cpu = profile.kind == DeviceKind::cpu;
+  switch (precision) {
+    case Precision::fp32:
+      return {};
+    case Precision::tf32:
+      return {PrecisionSupport::unsupported,
+              cpu ? "TF32 is a GPU tensor-core format (Ampere and later)"
+                  : "TF32 needs tensor cores of Ampere or later"};
+    case Precision::bf16:
+      return {PrecisionSupport::unsupported,
+              cpu ? "BF16 on a CPU needs AVX-512 BF16 or AMX, which this profile does not list"
+                  : "BF16 needs tensor cores of Ampere or later"};
+    case Precision::fp16:
+      if (cpu) return {PrecisionSupport::unsupported, "oneDNN runs no FP16 convolution on a CPU"};
+      return {PrecisionSupport::slow,
+              "no fast FP16 arithmetic: FP16 runs at FP32 speed or slower, only memory traffic "
+              "halves"};
+  }
+  return {};
+}
+
+FlopsPerSecond precision_peak(const DeviceProfile& profile, Precision precision) {
+  const auto it = profile.precision_peaks.find(precision);
+  return it == profile.precision_peaks.end() ? profile.peak_flops : it->second;
+}
+
 DeviceProfile load_device_profile(const std::filesystem::path& file) {
   return parse_device_profile(read_json_file(file), "", file.string());
 }
@@ -264,6 +363,14 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["peak_flops"] = p.peak_flops.value();
   j["memory_bandwidth"] = p.memory_bandwidth.value();
   if (p.pcie_bandwidth) j["pcie_bandwidth"] = p.pcie_bandwidth->value();
+  if (p.memory_capacity) j["memory_capacity"] = p.memory_capacity->value();
+  if (!p.precision_peaks.empty()) {
+    Json peaks = Json::object();
+    for (const auto& [precision, peak] : p.precision_peaks) {
+      peaks[std::string(to_string(precision))] = peak.value();
+    }
+    j["precision_peaks"] = peaks;
+  }
   j["launch_overhead"] = p.launch_overhead.value();
   Json eff = Json::object();
   eff["default"] = p.default_efficiency;
@@ -274,48 +381,32 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["update_rate"] = p.update_rate.value();
   if (p.time_sharing_slowdown != 1.0) j["time_sharing_slowdown"] = p.time_sharing_slowdown;
   if (p.multiprocessors > 0) j["multiprocessors"] = p.multiprocessors;
-  if (p.kernel_model) {
-    const auto values = as_array(*p.kernel_model);
-    Json k = Json::object();
-    for (size_t i = 0; i + 1 < values.size(); ++i) {
-      k[std::string(kKernelParamBounds[i].name)] = values[i];
-    }
-    k["launch"] = p.kernel_model->launch.value();
-    j["kernel_model"] = k;
-  }
-  if (p.published) {
-    const PublishedFit& f = *p.published;
-    Json q = {{"source", f.source},
-              {"rows", f.rows},
-              {"median_error", f.median_error},
-              {"max_error", f.max_error},
-              {"loso_median_error", f.loso_median_error},
-              {"loso_max_error", f.loso_max_error}};
-    if (!f.derived_from.empty()) q["derived_from"] = f.derived_from;
-    if (f.architecture_efficiency != 1.0) q["architecture_efficiency"] = f.architecture_efficiency;
-    if (!f.architecture_row.empty()) q["architecture_row"] = f.architecture_row;
-    q["framework_layer_overhead"] = f.framework_layer_overhead.value();
-    j["published"] = q;
-  }
+  if (p.kernel_model) j["kernel_model"] = kernel_model_to_json(*p.kernel_model);
+  if (p.published) j["published"] = published_to_json(*p.published);
+  if (p.tensor_kernel_model) j["tensor_kernel_model"] = kernel_model_to_json(*p.tensor_kernel_model);
+  if (p.tensor_published) j["tensor_published"] = published_to_json(*p.tensor_published);
   if (p.host) {
     j["host"] = {{"cpu_model", p.host->cpu_model}};
     if (!p.host->gpu_model.empty()) j["host"]["gpu_model"] = p.host->gpu_model;
     if (p.host->threads > 0) j["host"]["threads"] = p.host->threads;
   }
 
-  const bool has_measured = !p.measured.empty() || !p.fitted.empty() || !p.end_to_end.empty() ||
+  const bool has_measured = !p.measured.empty() || !p.fitted.empty() ||
+                            !p.precision_fitted.empty() || !p.end_to_end.empty() ||
                             !p.time_sharing.empty() || !p.provenance.empty() ||
                             p.fitted_launch_overhead;
   if (!has_measured) return j;
   Json m = Json::object();
   m["provenance"] = Json(p.provenance);
   if (p.fitted_launch_overhead) m["launch_overhead"] = p.fitted_launch_overhead->value();
-  Json fitted = Json::object();
-  for (const auto& [kind, rates] : p.fitted) {
-    fitted[std::string(to_string(kind))] = {{"flops", rates.flops.value()},
-                                            {"bytes", rates.bytes.value()}};
+  m["fitted"] = fitted_to_json(p.fitted);
+  if (!p.precision_fitted.empty()) {
+    Json other = Json::object();
+    for (const auto& [precision, fitted] : p.precision_fitted) {
+      other[std::string(to_string(precision))] = fitted_to_json(fitted);
+    }
+    m["precision_fitted"] = other;
   }
-  m["fitted"] = fitted;
   Json layers = Json::array();
   for (const auto& l : p.measured) {
     Json entry = {{"signature", l.signature},
@@ -325,6 +416,7 @@ Json device_profile_to_json(const DeviceProfile& p) {
                   {"backward_data", l.backward_data.value()},
                   {"backward_weight", l.backward_weight.value()},
                   {"spread", l.spread}};
+    if (l.precision != Precision::fp32) entry["precision"] = std::string(to_string(l.precision));
     if (l.in_step) {
       entry["in_step"] = {{"forward", l.in_step->forward.value()},
                           {"backward_data", l.in_step->backward_data.value()},

@@ -6,27 +6,35 @@
 namespace ralp {
 namespace {
 
-std::optional<Roofline> make_fitted(const DeviceProfile& profile) {
-  if (profile.fitted.empty()) return std::nullopt;
+std::optional<Roofline> make_fitted(const DeviceProfile& profile, Precision precision) {
+  const auto other = profile.precision_fitted.find(precision);
+  const std::map<LayerKind, FittedRates>& fitted =
+      precision == Precision::fp32 || other == profile.precision_fitted.end() ? profile.fitted
+                                                                             : other->second;
+  if (precision != Precision::fp32 && other == profile.precision_fitted.end()) return std::nullopt;
+  if (fitted.empty()) return std::nullopt;
   Roofline::Rates rates;
   // Only fitted kinds are estimated here (MeasuredProfileModel checks has_kind first).
   rates.default_flops = profile.peak_flops * profile.default_efficiency;
   rates.default_bytes = profile.memory_bandwidth * profile.memory_efficiency;
-  for (const auto& [kind, fit] : profile.fitted) {
+  for (const auto& [kind, fit] : fitted) {
     rates.flops[kind] = fit.flops;
     rates.bytes[kind] = fit.bytes;
   }
   rates.launch_overhead = profile.fitted_launch_overhead.value_or(profile.launch_overhead);
-  return Roofline(std::move(rates), CostSource::fitted, "fitted roofline of " + profile.name);
+  const std::string in = precision == Precision::fp32 ? "" : " in " + std::string(to_string(precision));
+  return Roofline(std::move(rates), CostSource::fitted, "fitted roofline of " + profile.name + in);
 }
 
 }  // namespace
 
-MeasuredProfileModel::MeasuredProfileModel(const DeviceProfile& profile)
+MeasuredProfileModel::MeasuredProfileModel(const DeviceProfile& profile, Precision precision)
     : name_(profile.name),
-      fitted_(make_fitted(profile)),
-      datasheet_(make_datasheet_model(profile)) {
+      precision_(precision),
+      fitted_(make_fitted(profile, precision)),
+      datasheet_(make_datasheet_model(profile, precision)) {
   for (const auto& m : profile.measured) {
+    if (m.precision != precision) continue;
     measured_[{m.signature, m.batch}] = m;
     if (m.in_step) ++in_step_;
   }
@@ -56,7 +64,8 @@ std::string MeasuredProfileModel::describe() const {
       in_step_ == 0 ? ""
                     : ", " + std::to_string(in_step_) +
                           " of them timed inside a training step, and those times used";
-  return "measured profile " + name_ + " (" + std::to_string(measured_.size()) + " layer shapes" +
+  const std::string in = precision_ == Precision::fp32 ? "" : " " + std::string(to_string(precision_));
+  return "measured profile " + name_ + " (" + std::to_string(measured_.size()) + in + " layer shapes" +
          in_step + "; fitted model" + (fitted_ ? "" : " absent") + "; datasheet fallback)";
 }
 

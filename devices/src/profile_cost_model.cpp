@@ -7,14 +7,14 @@
 
 namespace ralp {
 
-std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile) {
+std::unique_ptr<CostModel> make_cost_model(const DeviceProfile& profile, Precision precision) {
   if (profile.source == ProfileSource::measured) {
-    return std::make_unique<MeasuredProfileModel>(profile);
+    return std::make_unique<MeasuredProfileModel>(profile, precision);
   }
   if (profile.source == ProfileSource::published) {
-    return std::make_unique<PublishedGpuModel>(profile);
+    return std::make_unique<PublishedGpuModel>(profile, precision);
   }
-  return std::make_unique<Roofline>(make_datasheet_model(profile));
+  return std::make_unique<Roofline>(make_datasheet_model(profile, precision));
 }
 
 }  // namespace ralp

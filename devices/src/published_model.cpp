@@ -132,11 +132,12 @@ LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKern
   return cost;
 }
 
-PublishedGpuModel::PublishedGpuModel(const DeviceProfile& profile)
+PublishedGpuModel::PublishedGpuModel(const DeviceProfile& profile, Precision precision)
     : gpu_(gpu_shape(profile)),
       params_(profile.kernel_model.value_or(GpuKernelParams{})),
       framework_(profile.published ? profile.published->framework_layer_overhead : Seconds(0.0)),
-      name_(profile.name) {
+      name_(profile.name),
+      precision_(precision) {
   if (!profile.kernel_model || profile.multiprocessors <= 0) {
     throw std::invalid_argument("profile " + profile.name + " has no GPU kernel model");
   }

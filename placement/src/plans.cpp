@@ -49,7 +49,7 @@ CutPlans::CutPlans(const Scenario& scenario, const StrategySpec& strategy)
     : scenario_(scenario),
       reordered_(scenario),
       longest_(schedule::make_step_plan(scenario, strategy, scenario.model.cut_points().back())) {
-  const auto ps_model = make_cost_model(scenario.ps_device);
+  const auto ps_model = make_cost_model(scenario.ps_device, scenario.precision);
   head_micro_batch_ = model_cost(scenario.model, *ps_model, longest_.batch).layers;
   head_full_batch_ = model_cost(scenario.model, *ps_model, longest_.batch * longest_.workers).layers;
 }

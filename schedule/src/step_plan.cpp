@@ -135,7 +135,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   plan.cut = cut;
   plan.tail_end = cut.value_or(graph.size());
 
-  const auto worker_model = make_cost_model(scenario.worker_device);
+  const auto worker_model = make_cost_model(scenario.worker_device, scenario.precision);
   for (LayerId id = 0; id < plan.tail_end; ++id) {
     const LayerCost cost = worker_model->estimate(make_layer_key(graph.layer(id), plan.batch));
     plan.worker.push_back({cost.forward, cost.backward_data, cost.backward_weight});
@@ -174,7 +174,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   plan.ps_encode_rate = encode_rate(scenario.ps_device, scenario.compression);
 
   if (plan.has_head()) {
-    const auto ps_model = make_cost_model(scenario.ps_device);
+    const auto ps_model = make_cost_model(scenario.ps_device, scenario.precision);
     if (plan.gathers_boundaries()) plan.micro_batch_devices = plan.devices_per_node;
     plan.head_micro_batch =
         head_time(graph, *ps_model, *cut, plan.batch * plan.micro_batch_devices);
@@ -192,7 +192,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
                                  head_batch);
   } else if (plan.uses_shards()) {
     // The PS only sums and applies gradients; record its profile for the outputs.
-    const auto ps_model = make_cost_model(scenario.ps_device);
+    const auto ps_model = make_cost_model(scenario.ps_device, scenario.precision);
     ComputeSources s;
     s.profile = scenario.ps_device.name;
     s.profile_source = std::string(to_string(scenario.ps_device.source));

@@ -541,6 +541,32 @@ MessageCpuSpec read_message_cpu(ObjectReader& c) {
   return spec;
 }
 
+// The precision each device that computes in it can run: the workers' always, the parameter
+// servers' where a strategy computes a head on them.
+void check_precision(const Scenario& s, const std::string& file) {
+  const auto check = [&](const DeviceProfile& device, std::string_view role) {
+    const PrecisionCheck c = precision_support(device, s.precision);
+    if (c.support != PrecisionSupport::unsupported) return;
+    std::string runs = "fp32";
+    for (const Precision p : kPrecisions) {
+      if (p != Precision::fp32 && precision_support(device, p).support != PrecisionSupport::unsupported) {
+        runs += ", " + std::string(to_string(p));
+      }
+    }
+    throw InputError(file, "/precision",
+                     "is \"" + std::string(to_string(s.precision)) + "\", but the " +
+                         std::string(role) + " \"" + device.name + "\" cannot run it (" + c.reason +
+                         "); expected one of " + runs);
+  };
+  check(s.worker_device, "worker device");
+  for (const StrategySpec& spec : s.strategies) {
+    if (spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid) {
+      check(s.ps_device, "parameter servers' device");
+      return;
+    }
+  }
+}
+
 void check_roles(const Scenario& s, const std::string& file) {
   if (s.platform.kind != PlatformKind::file || s.platform.roles.empty()) return;
   for (const auto& [role, host] : s.platform.roles) {
@@ -789,9 +815,36 @@ Scenario parse_scenario(const Json& value, const std::string& file,
   scenario.stragglers = read_stragglers(r);
   scenario.training = read_training(r);
   scenario.placement = read_placement(r);
+  scenario.precision =
+      *parse_precision(r.optional_choice("precision", std::vector<std::string>(
+                                                         precision_names().begin(),
+                                                         precision_names().end()))
+                           .value_or("fp32"));
+  scenario.memory_check = r.optional_boolean("memory_check").value_or(true);
   r.finish();
   check_roles(scenario, file);
+  check_precision(scenario, file);
   return scenario;
+}
+
+std::vector<std::string> precision_warnings(const Scenario& scenario) {
+  std::vector<std::string> out;
+  const auto warn = [&](const DeviceProfile& device) {
+    const PrecisionCheck c = precision_support(device, scenario.precision);
+    if (c.support != PrecisionSupport::slow) return;
+    const std::string line = "warning: " + device.name + " runs " +
+                             std::string(to_string(scenario.precision)) + " slowly (" + c.reason +
+                             ")";
+    if (std::find(out.begin(), out.end(), line) == out.end()) out.push_back(line);
+  };
+  warn(scenario.worker_device);
+  for (const StrategySpec& spec : scenario.strategies) {
+    if (spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid) {
+      warn(scenario.ps_device);
+      break;
+    }
+  }
+  return out;
 }
 
 std::vector<std::vector<int64_t>> shared_device_groups(const Scenario& scenario) {

@@ -300,6 +300,8 @@ Applied apply(const Json& scenario, const std::string& file,
       set_training_value(a, "epochs", o);
     } else if (name == "dataset-images") {
       set_training_value(a, "dataset_images", o);
+    } else if (name == "precision") {
+      set_in(a, "", "precision", o.value, name);
     }
   }
   if (by_name.contains("workers") && !by_name.contains("devices-per-node")) {
@@ -359,6 +361,9 @@ const std::vector<OverrideOption>& scenario_override_options() {
       {"dataset-images", "N",
        "Images an epoch reads (replaces /training/dataset_images; default ImageNet-1k's "
        "1,281,167)"},
+      {"precision", "P",
+       "What the step computes in: fp32, tf32, fp16 or bf16 (mixed precision with FP32 master "
+       "weights; replaces /precision; default fp32)"},
   };
   return kOptions;
 }

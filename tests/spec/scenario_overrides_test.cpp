@@ -126,7 +126,7 @@ TEST(ScenarioOverrides, ErrorsNameTheOption) {
             "--worker is not an override, expected one of: workers, parameter-servers, "
             "devices-per-node, batch, bandwidth, latency, network-model, strategy, transport, cut, "
             "nics-per-node, ps-placement, worker-device, ps-device, interconnect-bandwidth, "
-            "price-per-hour, epochs, dataset-images (did you mean \"workers\"?)");
+            "price-per-hour, epochs, dataset-images, precision (did you mean \"workers\"?)");
   EXPECT_EQ(error_of({{"workers", "2"}, {"workers", "3"}}), "--workers is given twice, expected it once");
 }
 
@@ -238,7 +238,7 @@ TEST(ScenarioOverrides, EveryOptionHasHelp) {
     EXPECT_FALSE(o.value_name.empty());
     EXPECT_FALSE(o.help.empty());
   }
-  EXPECT_EQ(scenario_override_options().size(), 18u);
+  EXPECT_EQ(scenario_override_options().size(), 19u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
+#include "ralp/core/precision.hpp"
 #include "ralp/core/units.hpp"
 #include "ralp/devices/gpu_kernels.hpp"
 #include "ralp/model/layer.hpp"
@@ -45,6 +46,7 @@ struct MeasuredLayer {
   // The same passes inside a training step (slower than alone: colder caches, neighbours' memory
   // traffic); absent when calibration ran no end-to-end step containing this shape.
   std::optional<InStepTimes> in_step;
+  Precision precision = Precision::fp32;  // what the kernels computed in
   friend bool operator==(const MeasuredLayer&, const MeasuredLayer&) = default;
 };
 
@@ -109,6 +111,13 @@ struct DeviceProfile {
   FlopsPerSecond peak_flops;
   BytesPerSecond memory_bandwidth;
   std::optional<BytesPerSecond> pcie_bandwidth;  // host-device copies; GPUs only
+  // The device memory (a GPU's) or the host memory a CPU profile's ranks share; absent: not
+  // stated, and no footprint is checked against it.
+  std::optional<Bytes> memory_capacity;
+  // Dense peak rates of the products of each precision other than FP32 (tensor cores on a GPU,
+  // AVX-512 BF16 or AMX on a CPU), from the datasheet named in `origin`. A precision absent here
+  // runs its products at peak_flops where precision_support() allows it at all.
+  std::map<Precision, FlopsPerSecond> precision_peaks;
   Seconds launch_overhead;                       // per kernel
   // Fraction of peak a layer kind achieves; kinds not listed use default_efficiency.
   std::map<LayerKind, double> compute_efficiency;
@@ -127,11 +136,16 @@ struct DeviceProfile {
   int multiprocessors = 0;
   std::optional<GpuKernelParams> kernel_model;
   std::optional<PublishedFit> published;
+  // The same for the tensor-core path (FP16, BF16 and TF32 products), and how it was fitted;
+  // absent: the profile has no tensor-core fit of its own.
+  std::optional<GpuKernelParams> tensor_kernel_model;
+  std::optional<PublishedFit> tensor_published;
 
   // Measured profiles only.
   std::optional<ProfileHost> host;
   std::vector<MeasuredLayer> measured;
-  std::map<LayerKind, FittedRates> fitted;
+  std::map<LayerKind, FittedRates> fitted;  // FP32
+  std::map<Precision, std::map<LayerKind, FittedRates>> precision_fitted;  // other precisions
   std::optional<Seconds> fitted_launch_overhead;
   std::vector<EndToEndCheck> end_to_end;
   std::vector<TimeSharingCheck> time_sharing;
@@ -139,6 +153,20 @@ struct DeviceProfile {
 
   friend bool operator==(const DeviceProfile&, const DeviceProfile&) = default;
 };
+
+// Whether a device runs a precision: natively (its products at their own rate), slowly (accepted
+// with a warning: FP16 on a GPU without fast FP16 arithmetic, which cuDNN runs at FP32 speed or
+// worse) or not at all (TF32 and BF16 before Ampere; on a CPU, BF16 without AVX-512 BF16 or AMX,
+// and never FP16 or TF32, which oneDNN does not run on CPUs). `reason` says why in a few words
+// when not native.
+enum class PrecisionSupport { native, slow, unsupported };
+struct PrecisionCheck {
+  PrecisionSupport support = PrecisionSupport::native;
+  std::string reason;
+};
+PrecisionCheck precision_support(const DeviceProfile& profile, Precision precision);
+// The peak rate of a precision's products: precision_peaks' entry, else peak_flops.
+FlopsPerSecond precision_peak(const DeviceProfile& profile, Precision precision);
 
 // Parses a profile object (a whole profile file, or an inline "worker_device" object in a
 // scenario). Throws InputError naming `file` and the JSON path under `path`.

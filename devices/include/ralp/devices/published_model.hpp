@@ -22,7 +22,7 @@ LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKern
 class PublishedGpuModel final : public CostModel {
  public:
   // The profile must be a published one (kernel_model and published present).
-  explicit PublishedGpuModel(const DeviceProfile& profile);
+  explicit PublishedGpuModel(const DeviceProfile& profile, Precision precision = Precision::fp32);
   [[nodiscard]] LayerCost estimate(const LayerKey& key) const override;
   [[nodiscard]] std::string describe() const override;
 
@@ -31,6 +31,7 @@ class PublishedGpuModel final : public CostModel {
   GpuKernelParams params_;
   Seconds framework_;
   std::string name_;
+  Precision precision_;
 };
 
 }  // namespace ralp

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
+#include "ralp/core/precision.hpp"
 #include "ralp/devices/device_profile.hpp"
 #include "ralp/devices/transport.hpp"
 #include "ralp/model/layer_graph.hpp"
@@ -242,7 +243,15 @@ struct Scenario {
   StragglerSpec stragglers;
   TrainingSpec training;
   PlacementSpec placement;
+  // What the step computes in (core/precision.hpp); every device that computes must run it.
+  Precision precision = Precision::fp32;
+  // Whether a footprint above a device's memory_capacity refuses the scenario (else it warns).
+  bool memory_check = true;
 };
+
+// One "warning: ..." line (no newline) per device that runs the scenario's precision slowly (FP16
+// on a GPU without fast FP16); a device that cannot run it at all makes parse_scenario throw.
+std::vector<std::string> precision_warnings(const Scenario& scenario);
 
 // The groups of hosts that share a device (Scenario::shared_devices), each of two or more host
 // indices (parameter servers first, then workers) in increasing order, by their first host.
