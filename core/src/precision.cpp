@@ -21,6 +21,16 @@ std::optional<Precision> parse_precision(std::string_view text) {
 
 double activation_bytes(Precision precision) { return is_mixed(precision) ? 2.0 : 4.0; }
 
+double update_cost_factor(Precision precision) {
+  constexpr double kSgdArrays = 5.0;
+  constexpr double kHalfCopyArrays = 0.5;
+  constexpr double kUnscaleArrays = 2.0;
+  double arrays = kSgdArrays;
+  if (is_mixed(precision)) arrays += kHalfCopyArrays;
+  if (precision == Precision::fp16) arrays += kUnscaleArrays;
+  return arrays / kSgdArrays;
+}
+
 bool is_mixed(Precision precision) {
   return precision == Precision::fp16 || precision == Precision::bf16;
 }

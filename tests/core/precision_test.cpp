@@ -24,5 +24,12 @@ TEST(Precision, SixteenBitMixedPrecisionsStoreTwoBytesAndKeepMasters) {
   EXPECT_TRUE(is_mixed(Precision::bf16));
 }
 
+TEST(Precision, MixedPrecisionUpdatesStreamMoreArrays) {
+  EXPECT_EQ(update_cost_factor(Precision::fp32), 1.0);
+  EXPECT_EQ(update_cost_factor(Precision::tf32), 1.0);
+  EXPECT_DOUBLE_EQ(update_cost_factor(Precision::bf16), 5.5 / 5.0);
+  EXPECT_DOUBLE_EQ(update_cost_factor(Precision::fp16), 7.5 / 5.0);
+}
+
 }  // namespace
 }  // namespace ralp
