@@ -10,6 +10,8 @@
 #include "commands.hpp"
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/spec/scenario.hpp"
+#include "ralp/spec/memory_plan.hpp"
+#include "scenario_override_flags.hpp"
 
 namespace ralp::cli {
 namespace {
@@ -20,6 +22,7 @@ struct PlaceCommandOptions {
   int64_t top = 3;
   int jobs = 0;
   bool quiet = false;
+  ScenarioOverrideFlags overrides;  // of the scenario's values, checked as the file is
 };
 
 // "-" where there is no time (the analytic model does not price a platform file).
@@ -94,6 +97,7 @@ Json to_json(const Scenario& scenario, const placement::Placement& answer, int64
               {"model", scenario.model.name()},
               {"workers", scenario.workers},
               {"parameter_servers", scenario.parameter_servers},
+              {"precision", std::string(to_string(scenario.precision))},
               {"top_k", top},
               {"strategies", strategies},
               {"baselines", baselines}};
@@ -115,7 +119,8 @@ Json to_json(const Scenario& scenario, const placement::Placement& answer, int64
 
 void print_answer(const Scenario& scenario, const placement::Placement& answer, int64_t top) {
   std::cout << scenario.name << ": " << scenario.model.name() << ", " << scenario.workers
-            << " workers x batch " << scenario.batch_per_worker << ", "
+            << " workers x batch " << scenario.batch_per_worker << " in "
+            << to_string(scenario.precision) << ", "
             << scenario.parameter_servers << " PS\n";
   for (const auto& p : answer.strategies) {
     if (!p.searched) continue;
@@ -222,13 +227,15 @@ void add_place_command(CLI::App& app, Action& action) {
                   "Simulations run at once, each in its own process (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
+  options->overrides.add_to(*cmd);
   cmd->callback([&action, options] {
     action = [options] {
       if (options->top < 1) {
         throw InputError("--top", "", "is " + std::to_string(options->top) +
                                           ", expected an integer >= 1");
       }
-      const Scenario scenario = load_scenario(options->scenario);
+      const Scenario scenario = load_scenario(options->scenario, options->overrides.overrides());
+      for (const std::string& line : scenario_warnings(scenario)) std::cerr << line << '\n';
       check_output_path("--json", options->json);
       sim::SimulateOptions sim_options;
       sim_options.jobs = options->jobs;

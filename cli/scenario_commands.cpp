@@ -4,7 +4,9 @@
 
 #include "commands.hpp"
 #include "ralp/devices/transport.hpp"
+#include "ralp/spec/memory_plan.hpp"
 #include "ralp/spec/scenario.hpp"
+#include "ralp/spec/scenario_overrides.hpp"
 #include "ralp/spec/simulation_limits.hpp"
 
 namespace ralp::cli {
@@ -33,7 +35,8 @@ void add_scenario_commands(CLI::App& app, Action& action) {
   check->callback([&action, options] {
     action = [options] {
       for (const auto& file : options->files) {
-        const Scenario s = load_scenario(file);
+        const Scenario s = load_scenario(file, {});
+        for (const std::string& line : scenario_warnings(s)) std::cerr << line << '\n';
         check_simulation_limits(s);
         if (options->json) {
           std::cout << scenario_to_json(s).dump(2) << '\n';

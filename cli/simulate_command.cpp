@@ -18,6 +18,9 @@
 #include "ralp/sim/simulate.hpp"
 #include "ralp/spec/scenario.hpp"
 #include "ralp/spec/scenario_overrides.hpp"
+#include "ralp/results/memory_use.hpp"
+#include "ralp/spec/memory_plan.hpp"
+#include "scenario_override_flags.hpp"
 #include "ralp/spec/simulation_limits.hpp"
 
 namespace ralp::cli {
@@ -33,17 +36,7 @@ struct SimulateOptions {
   int jobs = 0;
   bool messages = false;
   bool quiet = false;
-  // Overrides of the scenario's values, by name, with the options that carry them.
-  std::map<std::string, std::string> override_values;
-  std::vector<std::pair<std::string, CLI::Option*>> override_options;
-
-  [[nodiscard]] std::vector<ScenarioOverride> overrides() const {
-    std::vector<ScenarioOverride> out;
-    for (const auto& [name, option] : override_options) {
-      if (option->count() > 0) out.push_back({name, override_values.at(name)});
-    }
-    return out;
-  }
+  ScenarioOverrideFlags overrides;  // of the scenario's values, checked as the file is
 };
 
 // Scripts read one stream from standard output: at most one output goes there, and no two
@@ -128,7 +121,7 @@ void print_header(const Scenario& scenario, const ScenarioResult& result) {
   const int64_t servers = scenario.parameter_servers;
   std::cout << scenario.name << ": " << scenario.model.name() << ", "
             << count_of(scenario.workers, "worker", "workers") << " x batch "
-            << scenario.batch_per_worker << ", "
+            << scenario.batch_per_worker << " in " << to_string(scenario.precision) << ", "
             << (servers == 0 ? std::string("no PS") : std::to_string(servers) + " PS") << "; "
             << scenario.worker_device.name << (scenario.workers == 1 ? " worker" : " workers")
             << (servers > 0 ? ", " + scenario.ps_device.name + " PS" : "") << "; "
@@ -137,14 +130,39 @@ void print_header(const Scenario& scenario, const ScenarioResult& result) {
             << scenario.warmup_steps << " warm-up\n";
 }
 
+// Where the memory columns come from, and the capacities they are held against.
+void print_memory_note(const ScenarioResult& result) {
+  if (result.results.empty() || !result.results.front().worker_memory) return;
+  const StrategyResult& r = result.results.front();
+  std::cout << "Memory: the peak of a worker and of the busiest PS in a step "
+               "(docs/precision.md#memory)";
+  std::string capacities;
+  if (r.worker_memory_capacity) capacities += "worker " + format_bytes(*r.worker_memory_capacity);
+  for (const auto& s : result.results) {
+    if (s.ps_memory_capacity) {
+      capacities += (capacities.empty() ? "" : ", ") + std::string("PS ") +
+                    format_bytes(*s.ps_memory_capacity);
+      break;
+    }
+  }
+  std::cout << (capacities.empty() ? "; no memory_capacity in the profiles" : "; capacity: " + capacities)
+            << ".\n";
+}
+
 // What the training run takes per strategy: images/s per GPU, scaling efficiency against one
-// device, time and cost to train; then what each figure is measured against.
+// device, time and cost to train, the memory a worker and the busiest PS hold; then what each
+// figure is measured against.
 void print_training_table(const ScenarioResult& result) {
   TextTable table({{"strategy", TextTable::Align::left},
                    {"images/s per GPU"},
                    {"scaling efficiency"},
                    {"time to train"},
-                   {"cost"}});
+                   {"cost"},
+                   {"worker memory"},
+                   {"PS memory"}});
+  const auto memory = [](const std::optional<MemoryFootprint>& m) {
+    return m ? format_bytes(m->total()) : std::string("-");
+  };
   const TrainingPlan& plan = result.training;
   for (const auto& r : result.results) {
     const TrainingFigures f = training_figures(r, result.workers, plan, result.baseline);
@@ -153,9 +171,11 @@ void print_training_table(const ScenarioResult& result) {
                    format_seconds(Seconds(f.time_to_train_s)),
                    f.cost ? with_commas(std::llround(*f.cost)) + " " +
                                 plan.price_per_hour->currency
-                          : "-"});
+                          : "-",
+                   memory(r.worker_memory), memory(r.ps_memory)});
   }
   table.print(std::cout);
+  print_memory_note(result);
   if (result.baseline) {
     const SingleDeviceBaseline& b = *result.baseline;
     std::cout << "Scaling efficiency: images/s per GPU against one " << b.device
@@ -305,23 +325,18 @@ void add_simulate_command(CLI::App& app, Action& action) {
                   "predict when the kernels' times are known exactly")
       ->type_name("FILE");
   cmd->add_flag("--quiet", options->quiet, "No progress lines on stderr");
-  for (const auto& o : scenario_override_options()) {
-    CLI::Option* option =
-        cmd->add_option("--" + o.name, options->override_values[o.name], o.help)
-            ->type_name(o.value_name)
-            ->group("Scenario overrides (checked as the file is)");
-    options->override_options.emplace_back(o.name, option);
-  }
+  options->overrides.add_to(*cmd);
   // A testing aid: every host's sent messages of the last step in the JSON, to compare with the
   // schedule and the real cluster.
   cmd->add_flag("--messages", options->messages)->group("");
   cmd->callback([&action, options] {
     action = [options] {
       check_output_streams(*options);
-      const Scenario scenario = load_scenario(options->scenario, options->overrides());
+      const Scenario scenario = load_scenario(options->scenario, options->overrides.overrides());
       const DeviceProfile* devices[] = {&scenario.worker_device, &scenario.ps_device};
       const auto w = foreign_host_warning(devices, this_machine_cpu_model());
       if (w) std::cerr << *w << '\n';
+      for (const std::string& line : scenario_warnings(scenario)) std::cerr << line << '\n';
       check_simulation_limits(scenario);
       check_output_path("--json", options->json);
       check_output_path("--csv", options->csv);
@@ -359,6 +374,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
                    : sim::simulate_scenario(scenario, placement::resolve_cuts(scenario, sim_options),
                                             sim_options);
       result.baseline = placement::single_device_baseline(scenario);
+      add_memory(result, scenario);
       if (sim_options.progress) std::cerr << "\r\033[K";
       const bool table_on_stdout =
           options->json != "-" && options->csv != "-" && options->trace != "-";

@@ -263,6 +263,7 @@ void add_sweep_command(CLI::App& app, Action& action) {
       {"devices_per_node", "Devices per node (workers grouped in order), as --workers"},
       {"transport", "Transports every strategy moves its bytes with: ideal,tf-grpc (ralp "
                     "transport list)"},
+      {"precision", "Precisions the steps compute in: fp32,tf32,fp16,bf16"},
       {"strategies", "The strategies every point runs: ps,ralp,allreduce,hybrid (a label of the "
                      "scenario, else a kind with default options)"}};
   for (const std::string& axis : sweep::axis_names()) {

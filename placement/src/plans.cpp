@@ -15,7 +15,7 @@ int64_t whole_bytes(Bytes b) { return static_cast<int64_t>(std::llround(b.value(
 // input, the labels; back, the gradients of the boundary layers that need one.
 schedule::BoundaryBytes head_boundary_bytes(const LayerGraph& model,
                                             const std::vector<LayerId>& order, LayerId cut,
-                                            int64_t batch) {
+                                            int64_t batch, Precision precision) {
   std::vector<bool> in_head(model.size(), false);
   for (LayerId i = cut; i < order.size(); ++i) in_head[order[i]] = true;
   std::vector<bool> boundary(model.size(), false);
@@ -31,7 +31,9 @@ schedule::BoundaryBytes head_boundary_bytes(const LayerGraph& model,
   for (LayerId id = 0; id < model.size(); ++id) {
     if (!boundary[id]) continue;
     const Layer& layer = model.layer(id);
-    const int64_t bytes = whole_bytes(layer.activation_bytes_per_image()) * batch;
+    const int64_t bytes =
+        whole_bytes(layer.activation_bytes_per_image() * (activation_bytes(precision) / kBytesPerFloat)) *
+        batch;
     out.sent += bytes;
     if (layer.params() > 0 || layer.needs_input_gradient) out.returned += bytes;
   }
@@ -132,8 +134,8 @@ schedule::StepPlan CutPlans::plan_of(const std::vector<LayerId>& order, LayerId 
   plan.head_micro_batch = forward + backward;
   plan.head_full_batch = forward_all + backward_all;
   const schedule::BoundaryBytes crossing =
-      graph != nullptr ? schedule::boundary_bytes(*graph, cut, plan.batch)
-                       : head_boundary_bytes(model, order, cut, plan.batch);
+      graph != nullptr ? schedule::boundary_bytes(*graph, cut, plan.batch, scenario_.precision)
+                       : head_boundary_bytes(model, order, cut, plan.batch, scenario_.precision);
   plan.boundary_bytes = crossing.sent;
   plan.activation_grad_bytes = crossing.returned;
   if (graph == nullptr) {

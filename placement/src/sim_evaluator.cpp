@@ -88,6 +88,7 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
   out.workers = scenario.workers;
   out.parameter_servers = scenario.parameter_servers;
   out.batch_per_worker = scenario.batch_per_worker;
+  out.precision = scenario.precision;
   out.network_model = scenario.network_model.kind == NetworkModelKind::tcp     ? "tcp"
                       : scenario.network_model.kind == NetworkModelKind::ideal ? "ideal"
                                                                                : "factors";

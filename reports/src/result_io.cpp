@@ -38,6 +38,7 @@ Json to_json(const ScenarioResult& s) {
             {"workers", s.workers},
             {"parameter_servers", s.parameter_servers},
             {"batch_per_worker", s.batch_per_worker},
+            {"precision", std::string(to_string(s.precision))},
             {"network_model", s.network_model},
             {"baseline", s.baseline ? to_json(*s.baseline) : Json()},
             {"training", to_json(s.training)}}},

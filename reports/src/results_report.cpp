@@ -147,6 +147,13 @@ std::vector<StrategyResult> read_results(ObjectReader& r, const std::string& fil
   return out;
 }
 
+// A document's "precision"; those written before precisions existed computed in FP32.
+Precision read_precision(ObjectReader& r) {
+  return *parse_precision(
+      r.optional_choice("precision", {precision_names().begin(), precision_names().end()})
+          .value_or("fp32"));
+}
+
 ScenarioResult read_simulation(const Json& doc, const std::string& file) {
   ObjectReader r(doc, "", file);
   ObjectReader s(r.require("scenario", "an object"), r.path_of("scenario"), file);
@@ -157,6 +164,7 @@ ScenarioResult read_simulation(const Json& doc, const std::string& file) {
   out.workers = s.integer("workers", 1, kMaxCount);
   out.parameter_servers = s.integer("parameter_servers", 0, kMaxCount);
   out.batch_per_worker = s.integer("batch_per_worker", 1, kMaxCount);
+  out.precision = read_precision(s);
   out.network_model = s.string("network_model");
   if (const Json* baseline = s.get("baseline"); baseline != nullptr && !baseline->is_null()) {
     out.baseline = baseline_from_json(*baseline, s.path_of("baseline"), file);
@@ -274,6 +282,7 @@ PlaceDocument read_place(const Json& doc, const std::string& file) {
   out.model = r.string("model");
   out.workers = r.integer("workers", 1, kMaxCount);
   out.parameter_servers = r.integer("parameter_servers", 0, kMaxCount);
+  out.precision = read_precision(r);
   out.top_k = r.integer("top_k", 0, kMaxCount);
   const Json& strategies = array_at(r, "strategies");
   for (size_t i = 0; i < strategies.size(); ++i) {
@@ -665,8 +674,9 @@ void simulate_section(MarkdownDocument& doc, Plotter& plots, const ResultDocumen
   doc.heading(2, "Simulation: " + s.scenario);
   doc.paragraph("From `" + d.file + "` (`ralp simulate --json`): " + s.model + ", " +
                 std::to_string(s.workers) + " workers x batch " +
-                std::to_string(s.batch_per_worker) + ", " + std::to_string(s.parameter_servers) +
-                " PS, " + s.network_model + " network model.");
+                std::to_string(s.batch_per_worker) + " in " + std::string(to_string(s.precision)) +
+                ", " + std::to_string(s.parameter_servers) + " PS, " + s.network_model +
+                " network model.");
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : s.results) {
     const TrainingFigures f = training_figures(r, s.workers, s.training, s.baseline);
@@ -1008,6 +1018,7 @@ Json to_json(const PlaceDocument& place) {
           {"model", place.model},
           {"workers", place.workers},
           {"parameter_servers", place.parameter_servers},
+          {"precision", std::string(to_string(place.precision))},
           {"top_k", place.top_k},
           {"strategies", std::move(strategies)},
           {"baselines", std::move(baselines)},

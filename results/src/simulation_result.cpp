@@ -20,6 +20,22 @@ ComputeSources sources_from(const Json& j) {
           j.value("published_layers", size_t{0})};
 }
 
+MemoryFootprint footprint_from(const Json& j) {
+  MemoryFootprint f;
+  f.weights = Bytes(j.at("weights").get<double>());
+  f.weight_copies = Bytes(j.at("weight_copies").get<double>());
+  f.gradients = Bytes(j.at("gradients").get<double>());
+  f.optimizer_state = Bytes(j.at("optimizer_state").get<double>());
+  f.activations = Bytes(j.at("activations").get<double>());
+  f.workspace = Bytes(j.at("workspace").get<double>());
+  return f;
+}
+
+std::optional<Bytes> capacity_from(const Json& j) {
+  const Json& c = j.at("capacity");
+  return c.is_null() ? std::nullopt : std::optional<Bytes>(Bytes(c.get<double>()));
+}
+
 template <class T>
 Json optional_json(const std::optional<T>& value) {
   return value ? Json(*value) : Json(nullptr);
@@ -49,6 +65,11 @@ Json to_json(const StrategyResult& r, bool with_timeline) {
   j["compute_times"] = {{"worker", sources_json(r.worker_sources)},
                         {"ps", r.ps_sources ? sources_json(*r.ps_sources) : Json(nullptr)}};
   j["cut_search"] = trials;
+  if (r.worker_memory) {
+    j["memory"] = {{"worker", memory_json(*r.worker_memory, r.worker_memory_capacity)},
+                   {"ps", r.ps_memory ? memory_json(*r.ps_memory, r.ps_memory_capacity)
+                                      : Json(nullptr)}};
+  }
   if (with_timeline) {
     Json timeline = Json::array();
     for (const auto& a : r.timeline) {
@@ -58,6 +79,17 @@ Json to_json(const StrategyResult& r, bool with_timeline) {
     j["timeline"] = std::move(timeline);
   }
   return j;
+}
+
+Json memory_json(const MemoryFootprint& f, const std::optional<Bytes>& capacity) {
+  return {{"weights", f.weights.value()},
+          {"weight_copies", f.weight_copies.value()},
+          {"gradients", f.gradients.value()},
+          {"optimizer_state", f.optimizer_state.value()},
+          {"activations", f.activations.value()},
+          {"workspace", f.workspace.value()},
+          {"total", f.total().value()},
+          {"capacity", capacity ? Json(capacity->value()) : Json(nullptr)}};
 }
 
 StrategyResult strategy_result_from_json(const Json& j) {
@@ -80,6 +112,15 @@ StrategyResult strategy_result_from_json(const Json& j) {
     for (const auto& t : j.at("cut_search")) {
       r.cut_search.push_back(
           {t.at("cut").get<std::string>(), t.at("step_time_mean_s").get<double>()});
+    }
+    if (j.contains("memory")) {
+      const Json& m = j.at("memory");
+      r.worker_memory = footprint_from(m.at("worker"));
+      r.worker_memory_capacity = capacity_from(m.at("worker"));
+      if (!m.at("ps").is_null()) {
+        r.ps_memory = footprint_from(m.at("ps"));
+        r.ps_memory_capacity = capacity_from(m.at("ps"));
+      }
     }
     if (j.contains("timeline")) {
       for (const auto& a : j.at("timeline")) {

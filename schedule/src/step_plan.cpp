@@ -98,10 +98,12 @@ int64_t StepPlan::compressed(int64_t bytes) const {
   return bytes;
 }
 
-BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch) {
+BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch,
+                             Precision precision) {
   const CutInfo info = graph.describe_cut(cut);
+  const double scale = activation_bytes(precision) / kBytesPerFloat;
   const auto per_image = [&](LayerId id) {
-    return whole_bytes(graph.layer(id).activation_bytes_per_image()) * batch;
+    return whole_bytes(graph.layer(id).activation_bytes_per_image() * scale) * batch;
   };
   BoundaryBytes out;
   for (const LayerId id : info.boundary) {
@@ -153,10 +155,13 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
     }
   }
 
-  plan.worker_update_rate = scenario.worker_device.update_rate;
+  // Gradients are summed in FP32 whatever the precision; the update also writes 16-bit copies and
+  // (fp16) unscales the gradients.
+  const double update_factor = update_cost_factor(scenario.precision);
+  plan.worker_update_rate = scenario.worker_device.update_rate / update_factor;
   plan.worker_sum_rate = scenario.worker_device.gradient_sum_rate;
   plan.ps_sum_rate = scenario.ps_device.gradient_sum_rate;
-  plan.ps_update_rate = scenario.ps_device.update_rate;
+  plan.ps_update_rate = scenario.ps_device.update_rate / update_factor;
   if (scenario.pcie_copies && scenario.worker_device.kind == DeviceKind::gpu) {
     plan.worker_pcie = scenario.worker_device.pcie_bandwidth;
   }
@@ -182,7 +187,7 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
     for (LayerId id = *cut; id < graph.size(); ++id) {
       plan.head_param_bytes += whole_bytes(graph.layer(id).param_bytes());
     }
-    const BoundaryBytes crossing = boundary_bytes(graph, *cut, plan.batch);
+    const BoundaryBytes crossing = boundary_bytes(graph, *cut, plan.batch, scenario.precision);
     plan.boundary_bytes = crossing.sent;
     plan.activation_grad_bytes = crossing.returned;
     const int64_t head_batch = strategy.head_mode == HeadMode::per_worker

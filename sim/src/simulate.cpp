@@ -253,6 +253,7 @@ ScenarioResult simulate_scenario(const Scenario& scenario, std::vector<ResolvedS
   out.workers = scenario.workers;
   out.parameter_servers = scenario.parameter_servers;
   out.batch_per_worker = scenario.batch_per_worker;
+  out.precision = scenario.precision;
   out.network_model = network_model_name(scenario.network_model);
   out.training = training_plan(scenario);
   for (size_t s = 0; s < resolved.size(); ++s) {

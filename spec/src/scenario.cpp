@@ -960,6 +960,8 @@ Json scenario_to_json(const Scenario& s) {
         {"epochs", s.training.epochs},
         {"dataset_images", s.training.dataset_images}}},
       {"placement", {{"split_threshold", s.placement.split_threshold}}},
+      {"precision", std::string(to_string(s.precision))},
+      {"memory_check", s.memory_check},
   };
   nodes_to_json(s.nodes, out["cluster"]);
   if (!s.source.empty()) out["source"] = s.source;

@@ -1,6 +1,8 @@
 // Command-line overrides of a scenario, applied to its JSON and validated by the scenario parser.
 #include "ralp/spec/scenario_overrides.hpp"
 
+#include "ralp/spec/memory_plan.hpp"
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -378,7 +380,9 @@ Scenario parse_scenario(const Json& value, const std::string& file,
                         const std::vector<ScenarioOverride>& overrides) {
   const Applied applied = apply(value, file, overrides);
   try {
-    return parse_scenario(applied.value, file, base_dir);
+    Scenario scenario = parse_scenario(applied.value, file, base_dir);
+    (void)check_memory(scenario);  // throws where memory_check refuses
+    return scenario;
   } catch (const InputError& e) {
     // Errors inside files the scenario points to (a model file) keep their own names.
     if (e.file() != file) throw;

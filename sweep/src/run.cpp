@@ -19,6 +19,7 @@
 #include "ralp/placement/sim_evaluator.hpp"
 #include "ralp/reports/verdict.hpp"
 #include "ralp/results/child_reply.hpp"
+#include "ralp/results/memory_use.hpp"
 #include "ralp/results/simulation_result.hpp"
 #include "ralp/results/training_figures.hpp"
 #include "ralp/sim/simulate.hpp"
@@ -28,6 +29,7 @@ namespace {
 
 Json outcome_json(ScenarioResult result, const Scenario& scenario) {
   result.baseline = placement::single_device_baseline(scenario);
+  add_memory(result, scenario);
   return {{"results", results_with_figures_json(result)},
           {"baseline", to_json(*result.baseline)},
           {"training", to_json(result.training)},

@@ -30,7 +30,7 @@ std::optional<int64_t> read_integer(std::string_view text) {
 const std::vector<std::string>& axis_names() {
   static const std::vector<std::string> names{
       "workers", "bandwidth", "batch", "device", "parameter_servers", "latency",
-      "devices_per_node", "transport", "strategies"};
+      "devices_per_node", "transport", "precision", "strategies"};
   return names;
 }
 

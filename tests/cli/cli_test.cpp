@@ -275,7 +275,7 @@ TEST(Cli, OneWorkerAndNoServerReadRight) {
                                "/scenarios/paper/vgg16-1gbe-8w-b32.json --workers 1 "
                                "--parameter-servers 0 --strategy allreduce");
   ASSERT_EQ(one.status, 0) << one.err;
-  EXPECT_NE(one.out.find("vgg16, 1 worker x batch 32, no PS; gtx1080ti worker; star platform"),
+  EXPECT_NE(one.out.find("vgg16, 1 worker x batch 32 in fp32, no PS; gtx1080ti worker; star platform"),
             std::string::npos)
       << one.out;
   // One device alone is the baseline: its efficiency is 100% by construction.

@@ -37,6 +37,27 @@ TEST(Roofline, ComputeOrMemoryBoundPlusLaunch) {
   EXPECT_DOUBLE_EQ(model.pass_time(LayerKind::relu, {}).value(), 0.0);
 }
 
+TEST(Roofline, PrecisionPricesProductsAtItsPeakAndMovesSmallerActivations) {
+  DeviceProfile device = round_device();
+  device.precision_peaks[Precision::fp16] = FlopsPerSecond(8e12);
+  const Roofline fp16 = make_datasheet_model(device, Precision::fp16);
+  // 8 TFLOP at the FP16 peak of 8 TFLOP/s (conv efficiency 1): 1 s, as FP32's 1 TFLOP.
+  EXPECT_DOUBLE_EQ(fp16.pass_time(LayerKind::conv2d, {Flops(8e12), Bytes(1e9)}).value(),
+                   1.0 + 1e-5);
+  // A fully connected layer runs at the FP16 peak times the default efficiency: 4 TFLOP/s.
+  EXPECT_DOUBLE_EQ(fp16.pass_time(LayerKind::fully_connected, {Flops(4e12), Bytes(0.0)}).value(),
+                   1.0 + 1e-5);
+  // ReLU stays at the FP32 peak, but its 1 GB of FP32-counted traffic moves as 0.5 GB: 5 ms.
+  EXPECT_DOUBLE_EQ(fp16.pass_time(LayerKind::relu, {Flops(1e6), Bytes(1e9)}).value(),
+                   0.005 + 1e-5);
+  // TF32 is not listed: its products run at the FP32 peak, with FP32 traffic.
+  const Roofline tf32 = make_datasheet_model(device, Precision::tf32);
+  EXPECT_DOUBLE_EQ(tf32.pass_time(LayerKind::relu, {Flops(1e6), Bytes(1e9)}).value(), 0.01 + 1e-5);
+  EXPECT_EQ(make_datasheet_model(device, Precision::fp16).describe(),
+            "datasheet roofline of round in fp16");
+  EXPECT_EQ(make_datasheet_model(device).describe(), "datasheet roofline of round");
+}
+
 TEST(MeasuredProfile, MeasuredThenFittedThenDatasheet) {
   const LayerGraph g = *zoo_model("cifar_alexnet");
   const Layer& conv2 = g.layer(*g.find("conv2"));

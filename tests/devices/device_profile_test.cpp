@@ -32,6 +32,38 @@ TEST(DeviceProfile, DatasheetFigures) {
   EXPECT_DOUBLE_EQ(p.gradient_sum_rate.value(), 1555e9 * 0.75 / 3);
 }
 
+TEST(DeviceProfile, PrecisionPeaksAndMemoryCapacity) {
+  const DeviceProfile a100 = load_device_profile(*find_profile("a100"));
+  EXPECT_DOUBLE_EQ(a100.memory_capacity->value(), 40e9);
+  EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::tf32).value(), 156e12);
+  EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::bf16).value(), 312e12);
+  EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::fp32).value(), 19.5e12);
+  for (const Precision p : kPrecisions) {
+    EXPECT_EQ(precision_support(a100, p).support, PrecisionSupport::native) << to_string(p);
+  }
+  // A GPU without tensor-core peaks: no TF32 or BF16; FP16 runs, slowly.
+  DeviceProfile old = a100;
+  old.precision_peaks.clear();
+  EXPECT_EQ(precision_support(old, Precision::tf32).support, PrecisionSupport::unsupported);
+  EXPECT_EQ(precision_support(old, Precision::bf16).support, PrecisionSupport::unsupported);
+  EXPECT_EQ(precision_support(old, Precision::fp16).support, PrecisionSupport::slow);
+  EXPECT_DOUBLE_EQ(precision_peak(old, Precision::fp16).value(), 19.5e12);
+  // A CPU: BF16 only where listed or measured, never FP16 or TF32.
+  DeviceProfile cpu = load_device_profile(*find_profile("cpu-core"));
+  EXPECT_EQ(precision_support(cpu, Precision::bf16).support, PrecisionSupport::unsupported);
+  EXPECT_EQ(precision_support(cpu, Precision::fp16).support, PrecisionSupport::unsupported);
+  cpu.precision_fitted[Precision::bf16][LayerKind::conv2d] = {FlopsPerSecond(1e11),
+                                                             BytesPerSecond(1e10)};
+  EXPECT_EQ(precision_support(cpu, Precision::bf16).support, PrecisionSupport::native);
+  EXPECT_EQ(precision_support(cpu, Precision::tf32).support, PrecisionSupport::unsupported);
+  // Round trip of every new field.
+  cpu.source = ProfileSource::measured;
+  cpu.memory_capacity = Bytes(64e9);
+  cpu.measured.push_back({"relu<4x1x1", LayerKind::relu, 8, Seconds(1e-6), Seconds(2e-6),
+                          Seconds(0.0), 0.05, std::nullopt, Precision::bf16});
+  EXPECT_EQ(parse_device_profile(device_profile_to_json(cpu), "", "x"), cpu);
+}
+
 TEST(DeviceProfile, PublishedProfilesCarryTheirFit) {
   // k80: one GK210, 2,496 cores x 2 x 875 MHz, derived from m40 with one architecture efficiency.
   const DeviceProfile p = load_device_profile(*find_profile("k80"));

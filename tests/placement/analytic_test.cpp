@@ -136,3 +136,33 @@ TEST(Analytic, RefusesTokenBucketNicsItDoesNotModel) {
 
 }  // namespace
 }  // namespace ralp
+
+namespace ralp {
+namespace {
+
+TEST(StepPlan, SixteenBitPrecisionsSendHalfTheActivationsAndUpdateMoreArrays) {
+  // VGG-16 cut at fc6: each worker sends 8 images x 25,088 activations (pool5) and 8 labels, and
+  // gets the activations' gradients back; gradients and labels keep their size.
+  const auto plan = [](const std::string& precision) {
+    const std::string text = R"({"name": "t", "model": "vgg16", "batch_per_worker": 8,
+        "cluster": {"workers": 2, "worker_device": "a100",
+        "platform": {"kind": "star", "nic_bandwidth": "10Gbps"}}, "precision": ")" + precision +
+                             R"(", "strategies": [{"name": "ralp", "cut": "fc6"}]})";
+    const Scenario s = parse_scenario(parse_json_text(text, "t.json"), "t.json", ".");
+    return schedule::make_step_plan(s, s.strategies[0], s.model.find("fc6"));
+  };
+  const auto fp32 = plan("fp32");
+  const auto bf16 = plan("bf16");
+  const auto fp16 = plan("fp16");
+  EXPECT_EQ(fp32.boundary_bytes, 8 * 25088 * 4 + 8 * 4);
+  EXPECT_EQ(fp32.activation_grad_bytes, 8 * 25088 * 4);
+  EXPECT_EQ(bf16.boundary_bytes, 8 * 25088 * 2 + 8 * 4);
+  EXPECT_EQ(bf16.activation_grad_bytes, 8 * 25088 * 2);
+  EXPECT_EQ(bf16.tail_param_bytes, fp32.tail_param_bytes);  // FP32 gradients on the wire
+  EXPECT_DOUBLE_EQ(fp32.worker_update_rate / bf16.worker_update_rate, 5.5 / 5.0);
+  EXPECT_DOUBLE_EQ(fp32.ps_update_rate / fp16.ps_update_rate, 7.5 / 5.0);
+  EXPECT_EQ(fp32.ps_sum_rate, fp16.ps_sum_rate);
+}
+
+}  // namespace
+}  // namespace ralp

@@ -83,7 +83,7 @@ TEST(SweepFile, ErrorsNameTheFileThePathAndTheExpectation) {
     EXPECT_EQ(error_of([&] { read_sweep_file(f.path); }),
               f.path.string() +
                   ": /axes/wrokers is not a known key, expected one of: bandwidth, batch, "
-                  "device, devices_per_node, latency, parameter_servers, strategies, transport, "
+                  "device, devices_per_node, latency, parameter_servers, precision, strategies, transport, "
                   "workers "
                   "(did you mean \"workers\"?)");
   }
@@ -143,6 +143,25 @@ TEST(SweepPoints, StrategiesAreThoseEveryPointRuns) {
   EXPECT_EQ(s[1].label, "hybrid");
   EXPECT_EQ(s[1].kind, StrategyKind::hybrid);
   EXPECT_EQ(s[2].label, "ps");
+}
+
+TEST(SweepPoints, PrecisionIsAnAxisAndADeviceRefusesWhatItCannotRun) {
+  SweepSpec spec = small_spec();
+  set_axis(spec, {"precision", {"fp32", "bf16"}});
+  set_axis(spec, {"device", {"a100", "h100"}});
+  const std::vector<SweepPoint> points = make_points(spec);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[1].describe(), "device=a100, precision=bf16");
+  EXPECT_EQ(points[1].scenario.precision, Precision::bf16);
+  EXPECT_EQ(points[2].scenario.precision, Precision::fp32);
+  SweepSpec cpu = small_spec();
+  set_axis(cpu, {"device", {"cpu-core"}});
+  set_axis(cpu, {"precision", {"fp32", "tf32"}});
+  EXPECT_NE(error_of([&] { make_points(cpu); })
+                .find("point 1 (device=cpu-core, precision=tf32) is refused: --precision is "
+                      "\"tf32\", but the worker device \"cpu-core\" cannot run it"),
+            std::string::npos)
+      << error_of([&] { make_points(cpu); });
 }
 
 TEST(SweepPoints, AnInvalidPointIsRefusedNamingItAndTheReason) {

@@ -81,6 +81,7 @@ struct PlaceDocument {
   std::string model;
   int64_t workers = 0;
   int64_t parameter_servers = 0;
+  Precision precision = Precision::fp32;
   int64_t top_k = 0;
   std::vector<PlacedStrategy> strategies;
   std::vector<PlacedStrategy> baselines;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/precision.hpp"
 #include "ralp/results/step_result.hpp"
 
 namespace ralp {
@@ -42,6 +43,7 @@ struct MeasuredRun {
   int64_t workers = 0;
   int64_t parameter_servers = 0;
   int64_t batch_per_worker = 0;
+  Precision precision = Precision::fp32;  // what the step computed in
   std::vector<MeasuredResult> results;
 };
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "ralp/core/json_input.hpp"
+#include "ralp/core/precision.hpp"
+#include "ralp/model/memory_footprint.hpp"
 #include "ralp/results/compute_sources.hpp"
 #include "ralp/results/step_result.hpp"
 #include "ralp/results/training_plan.hpp"
@@ -39,6 +41,12 @@ struct StrategyResult : StepResult {
   ComputeSources worker_sources;
   std::optional<ComputeSources> ps_sources;
   std::vector<CutTrial> cut_search;  // cut "auto": every cut simulated
+  // What a worker and the busiest parameter server hold during a step (spec/memory_plan.hpp),
+  // with their devices' capacities where stated; set by add_memory (ralp simulate), else absent.
+  std::optional<MemoryFootprint> worker_memory;
+  std::optional<MemoryFootprint> ps_memory;
+  std::optional<Bytes> worker_memory_capacity;
+  std::optional<Bytes> ps_memory_capacity;
   friend bool operator==(const StrategyResult&, const StrategyResult&) = default;
 };
 
@@ -49,6 +57,7 @@ struct ScenarioResult {
   int64_t workers = 0;
   int64_t parameter_servers = 0;
   int64_t batch_per_worker = 0;
+  Precision precision = Precision::fp32;  // what the step computed in
   std::string network_model;
   double split_threshold = 0.05;  // the gain a cut must bring over the best uncut strategy
   std::vector<StrategyResult> results;
@@ -62,5 +71,8 @@ struct ScenarioResult {
 Json to_json(const StrategyResult& result, bool with_timeline);
 // The inverse of to_json; throws std::runtime_error on a malformed document.
 StrategyResult strategy_result_from_json(const Json& json);
+
+// A footprint as JSON: its parts and total in bytes, and the device's capacity (null: not stated).
+Json memory_json(const MemoryFootprint& footprint, const std::optional<Bytes>& capacity);
 
 }  // namespace ralp

@@ -134,12 +134,14 @@ inline constexpr int64_t kHeaderBytes = 24;
 
 // What crosses a cut each step for one worker's micro-batch of `batch` images: the boundary it
 // sends (activations, images when a head layer reads the model input, labels) and the gradients
-// it gets back (of the boundary tensors that need one).
+// it gets back (of the boundary tensors that need one). Activations and their gradients travel in
+// the step's precision (2 bytes a value in fp16 and bf16); images as FP32, labels as 32-bit ints.
 struct BoundaryBytes {
   int64_t sent = 0;
   int64_t returned = 0;
 };
-BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch);
+BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch,
+                             Precision precision = Precision::fp32);
 
 // The load of each shard in one step that balanced sharding minimises, from the plan's workers,
 // rates and head and the scenario's PS link under its network model's factors: per group of b

@@ -50,9 +50,10 @@ const std::vector<OverrideOption>& scenario_override_options();
 Json apply_scenario_overrides(const Json& scenario, const std::string& file,
                               const std::vector<ScenarioOverride>& overrides);
 
-// parse_scenario and load_scenario with overrides. An error about an overridden value names the
-// option instead of the file and path: "--workers is 0, expected an integer in [1, 65536]";
-// others name the file and the path the value has in the file.
+// parse_scenario and load_scenario with overrides, and the memory check (spec/memory_plan.hpp:
+// a scenario whose memory_check is on and that does not fit its devices is refused). An error
+// about an overridden value names the option instead of the file and path: "--workers is 0,
+// expected an integer in [1, 65536]"; others name the file and the path the value has in the file.
 Scenario parse_scenario(const Json& value, const std::string& file,
                         const std::filesystem::path& base_dir,
                         const std::vector<ScenarioOverride>& overrides);

@@ -16,7 +16,8 @@ namespace ralp::sweep {
 
 // The axes, in the fixed order points are formed in (the last given one varies fastest):
 // workers, bandwidth, batch, device, parameter_servers, latency, devices_per_node, transport,
-// strategies. `strategies` is not multiplied: its values are the strategies every point runs.
+// precision, strategies. `strategies` is not multiplied: its values are the strategies every
+// point runs.
 const std::vector<std::string>& axis_names();
 
 // Whether an axis holds integers (workers, batch, parameter_servers), which take ranges.
