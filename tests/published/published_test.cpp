@@ -77,6 +77,21 @@ TEST(PublishedData, ReadsEveryTensorCoreRowOfTheV100Sheet) {
   EXPECT_EQ(padded->k, 2560.0);
 }
 
+TEST(PublishedData, ReadsTheV100Fp32SheetUnpadded) {
+  // The same workbook's FP32 sheet, for a refit of the FP32 model: as many rows, NCHW with every
+  // algorithm cudnnFind* could time, and GEMMs as they are (35 x 8457 x 2560 stays).
+  const auto rows = read_deepbench_v100(kData / "deepbench-v100.csv", Precision::fp32);
+  EXPECT_EQ(rows.size(), 94u * 2 + 84u + 160u);
+  for (const KernelRow& row : rows) {
+    EXPECT_EQ(row.precision, Precision::fp32);
+    EXPECT_FALSE(row.algorithms.tensor_ops) << row.where;
+  }
+  EXPECT_NE(std::find_if(rows.begin(), rows.end(), [](const KernelRow& r) {
+              return r.shape == "fp32 gemm 35x8457x2560 NN" && r.m == 35.0;
+            }),
+            rows.end());
+}
+
 TEST(PublishedData, AMalformedRowNamesTheFileAndLine) {
   TempDir dir("published");
   std::ofstream(dir / "gemm.csv") << "device,M,N,K,a_transposed,b_transposed,time_ms\n"
