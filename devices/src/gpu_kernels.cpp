@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 namespace ralp {
 namespace {
@@ -20,6 +21,9 @@ struct Tile {
   double m, n;
 };
 constexpr Tile kTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}, {32, 64}, {32, 32}};
+// Tensor-core kernels add larger tiles, which load fewer operand bytes per FLOP.
+constexpr Tile kTensorTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128},
+                                 {64, 64},   {64, 32},   {32, 64},   {32, 32}};
 
 // `batch` independent GEMMs of M x N x K, each split into output tiles spread evenly over the
 // multiprocessors. The busiest multiprocessor's tiles take the longer of their arithmetic (K plus
@@ -33,7 +37,9 @@ double tiled_seconds(double m, double n, double k, double batch, double efficien
   const double sm_flops = gpu.peak.value() / sms * efficiency;
   const double sm_cache = gpu.bandwidth.value() * p.cache_ratio / sms;
   double best = kInfinity;
-  for (const Tile& t : kTiles) {
+  const std::span<const Tile> tiles_offered =
+      gpu.tensor_cores ? std::span<const Tile>(kTensorTiles) : std::span<const Tile>(kTiles);
+  for (const Tile& t : tiles_offered) {
     const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
     double split = 1.0;
     if (split_k && tiles < sms) {

@@ -26,6 +26,9 @@ struct GpuShape {
   // Bytes of one operand the kernels read and write: 4 (FP32, TF32) or 2 (FP16, BF16). Partial
   // sums (split-K) stay FP32 whatever the operands.
   double element_bytes = 4.0;
+  // Whether the products run on tensor cores, whose GEMM kernels (cuBLAS's and cuDNN's
+  // 884 kernels) also tile the output in 256 x 128 and 128 x 256.
+  bool tensor_cores = false;
 };
 
 // Fitted parameters, each with a physical meaning; bounds in kKernelParamBounds.

@@ -60,7 +60,7 @@ struct GpuSpec {
   // FP16 and BF16).
   [[nodiscard]] GpuShape shape(Precision precision) const {
     return {precision_peaks.at(precision), memory_bandwidth, multiprocessors,
-            activation_bytes(precision)};
+            activation_bytes(precision), true};
   }
 };
 
