@@ -29,6 +29,7 @@ struct PublishedOptions {
   std::string data = RALP_PUBLISHED_DIR;
   std::string points = std::string(RALP_PUBLISHED_DIR) + "/../scenarios/published/multi-gpu";
   std::string out;
+  std::string dle_out;
   bool quiet = false;
   std::string residuals;
   unsigned seed = 1;
@@ -52,6 +53,11 @@ void print_fit(const FitOutcome& o) {
     table.add_row({p.name, f.derived_from.empty() ? "own rows" : f.derived_from, std::to_string(f.rows),
                fixed(f.median_error * 100, 1) + "%", fixed(f.max_error * 100, 1) + "%",
                fixed(f.loso_median_error * 100, 1) + "%", fixed(f.loso_max_error * 100, 1) + "%"});
+  }
+  for (const auto& t : o.tensor_fits) {  // the tensor-core path, beside FP32's
+    table.add_row({t.gpu, "own tensor rows", std::to_string(t.rows.size()), fixed(t.median * 100, 1) + "%",
+                   fixed(t.max * 100, 1) + "%", fixed(t.loso_median * 100, 1) + "%",
+                   fixed(t.loso_max * 100, 1) + "%"});
   }
   table.print(std::cout);
   for (const auto& c : o.derivation_checks) {
@@ -91,6 +97,14 @@ int run_scenarios(const PublishedOptions& opt) {
   fs::create_directories(opt.out);
   for (const auto& p : points) write_file(fs::path(opt.out) / (p.name + ".json"), p.scenario.dump(2) + "\n");
   std::cout << "wrote " << points.size() << " scenarios to " << opt.out << '\n';
+  if (!opt.dle_out.empty()) {
+    const auto dle = published::dle_points(opt.data);
+    fs::create_directories(opt.dle_out);
+    for (const auto& p : dle) {
+      write_file(fs::path(opt.dle_out) / (p.name + ".json"), p.scenario.dump(2) + "\n");
+    }
+    std::cout << "wrote " << dle.size() << " scenarios to " << opt.dle_out << '\n';
+  }
   return kExitOk;
 }
 
@@ -107,6 +121,21 @@ published::Prediction predict_point(const published::Point& point) {
   return p;
 }
 
+// The DLE points' predictions, and their report (dle-v100.md, dle-v100-points.csv).
+void write_dle_report(const PublishedOptions& opt) {
+  const auto points = published::dle_points(opt.data);
+  std::vector<published::DlePrediction> predictions;
+  for (const auto& point : points) {
+    const Scenario scenario = parse_scenario(point.scenario, point.name + ".json", fs::current_path());
+    predictions.push_back(
+        {&point, placement::analytic_scenario(scenario).results.at(0).step_time_mean_s});
+  }
+  const std::string command = "scripts/published-report";
+  write_file(fs::path(opt.out) / "dle-v100.md", published::dle_report_markdown(predictions, command));
+  write_file(fs::path(opt.out) / "dle-v100-points.csv", published::dle_points_csv(predictions));
+  std::cout << "wrote " << opt.out << "/dle-v100.md: " << predictions.size() << " points\n";
+}
+
 std::vector<published::ProfileSummary> profile_summaries() {
   std::vector<published::ProfileSummary> out;
   for (const std::string& name : available_profiles()) {
@@ -116,6 +145,11 @@ std::vector<published::ProfileSummary> profile_summaries() {
     out.push_back({p.name, f.source, f.derived_from, f.architecture_row, f.rows, f.median_error,
                    f.max_error, f.loso_median_error, f.loso_max_error, f.architecture_efficiency,
                    f.framework_layer_overhead.value() * 1e6});
+    if (p.tensor_published) {  // the tensor-core path's fit, beside FP32's
+      const PublishedFit& t = *p.tensor_published;
+      out.push_back({p.name + " tensor cores", t.source, "", "", t.rows, t.median_error, t.max_error,
+                     t.loso_median_error, t.loso_max_error, 1.0, t.framework_layer_overhead.value() * 1e6});
+    }
   }
   return out;
 }
@@ -203,6 +237,7 @@ int run_report(const PublishedOptions& opt) {
     std::cerr << "plot not drawn: " << *problem << '\n';
   }
   std::cout << "wrote " << opt.out << "/README.md: " << predictions.size() << " points\n";
+  write_dle_report(opt);
   write_cluster_report(opt, predictions);
   return kExitOk;
 }
@@ -235,6 +270,9 @@ void add_published_command(CLI::App& app, Action& action) {
   auto* scen = cmd->add_subcommand("scenarios", "Write every published single-GPU point as a scenario");
   scen->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
   scen->add_option("--out", opt->out, "Folder to write the scenarios into")->required();
+  scen->add_option("--dle-out", opt->dle_out,
+                   "Folder to write NVIDIA DeepLearningExamples' V100 ResNet-50 points into "
+                   "(scenarios/published/dle-v100)");
   scen->callback([opt, &action] { action = [opt] { return run_scenarios(*opt); }; });
 #ifdef RALP_HAVE_SIM
   auto* report = cmd->add_subcommand("report", "Predict every published single-GPU point and write "

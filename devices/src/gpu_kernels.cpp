@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 namespace ralp {
 namespace {
@@ -20,6 +21,9 @@ struct Tile {
   double m, n;
 };
 constexpr Tile kTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {64, 32}, {32, 64}, {32, 32}};
+// Tensor-core kernels add larger tiles, which load fewer operand bytes per FLOP.
+constexpr Tile kTensorTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128},
+                                 {64, 64},   {64, 32},   {32, 64},   {32, 32}};
 
 // `batch` independent GEMMs of M x N x K, each split into output tiles spread evenly over the
 // multiprocessors. The busiest multiprocessor's tiles take the longer of their arithmetic (K plus
@@ -33,7 +37,9 @@ double tiled_seconds(double m, double n, double k, double batch, double efficien
   const double sm_flops = gpu.peak.value() / sms * efficiency;
   const double sm_cache = gpu.bandwidth.value() * p.cache_ratio / sms;
   double best = kInfinity;
-  for (const Tile& t : kTiles) {
+  const std::span<const Tile> tiles_offered =
+      gpu.tensor_cores ? std::span<const Tile>(kTensorTiles) : std::span<const Tile>(kTiles);
+  for (const Tile& t : tiles_offered) {
     const double tiles = std::ceil(m / t.m) * std::ceil(n / t.n) * batch;
     double split = 1.0;
     if (split_k && tiles < sms) {
@@ -42,7 +48,7 @@ double tiled_seconds(double m, double n, double k, double batch, double efficien
     const double depth = std::ceil(k / split);
     const double load = std::ceil(tiles * split / sms);
     const double flops = 2.0 * t.m * t.n * (depth + p.tile_prologue);
-    const double bytes = (t.m + t.n) * depth * kFloat;
+    const double bytes = (t.m + t.n) * depth * gpu.element_bytes;
     double seconds = load * std::max(flops / sm_flops, bytes / sm_cache);
     if (split > 1.0) {
       seconds += m * n * batch * kFloat * (split + 1.0) /
@@ -58,11 +64,11 @@ double stream_seconds(double bytes, const GpuShape& gpu, const GpuKernelParams& 
 }
 
 // Bytes every algorithm of a pass must move at least: its input, output and weights once.
-double floor_bytes(const ConvShape& c) {
+double floor_bytes(const ConvShape& c, double element_bytes) {
   const double in = static_cast<double>(c.batch * c.in_channels * c.height * c.width);
   const double out = static_cast<double>(c.batch * c.out_channels * c.out_height() * c.out_width());
   const double weights = static_cast<double>(c.in_channels * c.out_channels) * c.kernel_h * c.kernel_w;
-  return (in + out + weights) * kFloat;
+  return (in + out + weights) * element_bytes;
 }
 
 bool is_3x3_stride_1(const ConvShape& c) {
@@ -101,7 +107,7 @@ double winograd_seconds(const ConvShape& c, ConvPass pass, int m, double efficie
   const double transformed = (m + 2.0) * (m + 2.0);
   const double cin = static_cast<double>(c.in_channels);
   const double cout = static_cast<double>(c.out_channels);
-  *transform_bytes = 2.0 * transformed * (tiles * (cin + cout) + cin * cout) * kFloat;
+  *transform_bytes = 2.0 * transformed * (tiles * (cin + cout) + cin * cout) * gpu.element_bytes;
   switch (pass) {
     case ConvPass::forward:
       return tiled_seconds(tiles, cout, cin, transformed, efficiency, false, gpu, p);
@@ -146,7 +152,7 @@ double fft_seconds(const ConvShape& c, ConvPass pass, int fh, int fw, double pla
       break;
   }
   const double transformed = 2.0 * freqs * (n * (cin + cout) + cin * cout) * kComplex;
-  return 4.0 * products + stream_seconds(transformed + floor_bytes(c), gpu, p);
+  return 4.0 * products + stream_seconds(transformed + floor_bytes(c, kFloat), gpu, p);
 }
 
 }  // namespace
@@ -201,6 +207,15 @@ std::string_view to_string(ConvAlgorithm algorithm) {
       return "fft_tiling";
   }
   return "unknown";
+}
+
+int64_t round_up_to_8(int64_t n) { return (n + 7) / 8 * 8; }
+
+ConvShape tensor_op_shape(const ConvShape& conv) {
+  ConvShape padded = conv;
+  padded.in_channels = round_up_to_8(conv.in_channels);
+  padded.out_channels = round_up_to_8(conv.out_channels);
+  return padded;
 }
 
 double ConvShape::direct_flops() const {
@@ -265,21 +280,27 @@ Seconds conv_algorithm_time(const ConvShape& c, ConvPass pass, ConvAlgorithm alg
     }
   }
   if (!std::isfinite(compute)) return Seconds(kInfinity);
-  const double memory = stream_seconds(floor_bytes(c), gpu, p);
+  const double memory = stream_seconds(floor_bytes(c, gpu.element_bytes), gpu, p);
   if (extra_bytes > 0.0) {  // non-fused: the transforms are kernels of their own, before and after
     return Seconds(compute + stream_seconds(extra_bytes, gpu, p)) + p.launch * 3.0;
   }
   return Seconds(std::max(compute, memory)) + p.launch;
 }
 
-KernelTime conv_pass_time(const ConvShape& c, ConvPass pass, const GpuShape& gpu,
+KernelTime conv_pass_time(const ConvShape& conv, ConvPass pass, const GpuShape& gpu,
                           const GpuKernelParams& p, const ConvAlgorithms& available) {
+  const ConvShape c = available.tensor_ops ? tensor_op_shape(conv) : conv;
   KernelTime best{Seconds(kInfinity), ConvAlgorithm::implicit_gemm};
   for (const ConvAlgorithm a :
        {ConvAlgorithm::implicit_gemm, ConvAlgorithm::gemm, ConvAlgorithm::winograd,
         ConvAlgorithm::winograd_nonfused, ConvAlgorithm::fft, ConvAlgorithm::fft_tiling}) {
     if (a == ConvAlgorithm::winograd_nonfused && !available.winograd_nonfused) continue;
     if (a == ConvAlgorithm::winograd && !available.winograd) continue;
+    // cuDNN's tensor-op kernels: implicit GEMM and non-fused Winograd only.
+    if (available.tensor_ops && a != ConvAlgorithm::implicit_gemm &&
+        a != ConvAlgorithm::winograd_nonfused) {
+      continue;
+    }
     const Seconds t = conv_algorithm_time(c, pass, a, gpu, p);
     if (t < best.seconds) best = {t, a};
   }
@@ -288,7 +309,7 @@ KernelTime conv_pass_time(const ConvShape& c, ConvPass pass, const GpuShape& gpu
 
 Seconds gemm_time(double m, double n, double k, const GpuShape& gpu, const GpuKernelParams& p) {
   const double compute = tiled_seconds(m, n, k, 1.0, p.gemm_efficiency, true, gpu, p);
-  const double memory = stream_seconds((m * k + k * n + m * n) * kFloat, gpu, p);
+  const double memory = stream_seconds((m * k + k * n + m * n) * gpu.element_bytes, gpu, p);
   return Seconds(std::max(compute, memory)) + p.launch;
 }
 

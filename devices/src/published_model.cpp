@@ -27,18 +27,42 @@ ConvShape conv_shape(const LayerKey& key, const Conv2dAttrs& a) {
   return c;
 }
 
+// The copies tensor-op kernels need when a convolution's channels are not multiples of 8: its
+// input read and written again with padded channels before the forward pass (the filter
+// gradient reuses it), and its output's gradient the same before the backward passes. Zero
+// where no padding is needed.
+LayerCost padding_cost(const ConvShape& c, double groups, const GpuShape& gpu,
+                       const GpuKernelParams& p) {
+  const ConvShape padded = tensor_op_shape(c);
+  const auto copy = [&](double pixels, int64_t channels, int64_t padded_channels) {
+    const double values = pixels * static_cast<double>(channels + padded_channels) * groups;
+    return streaming_time(Bytes(values * gpu.element_bytes), gpu, p);
+  };
+  const double batch = static_cast<double>(c.batch);
+  LayerCost cost;
+  if (padded.in_channels != c.in_channels) {
+    cost.forward = copy(batch * double(c.height * c.width), c.in_channels, padded.in_channels);
+  }
+  if (padded.out_channels != c.out_channels) {
+    cost.backward_weight = copy(batch * double(c.out_height() * c.out_width()), c.out_channels,
+                                padded.out_channels);
+  }
+  return cost;
+}
+
 LayerCost conv_cost(const LayerKey& key, const Conv2dAttrs& a, const GpuShape& gpu,
                     const GpuKernelParams& p, const ConvAlgorithms& available) {
   const ConvShape c = conv_shape(key, a);
   const double groups = static_cast<double>(a.groups);
   LayerCost cost;
-  cost.forward = conv_pass_time(c, ConvPass::forward, gpu, p, available).seconds * groups;
+  if (available.tensor_ops) cost = padding_cost(c, groups, gpu, p);
+  cost.forward += conv_pass_time(c, ConvPass::forward, gpu, p, available).seconds * groups;
   if (key.needs_input_gradient) {
-    cost.backward_data = conv_pass_time(c, ConvPass::backward_data, gpu, p, available).seconds * groups;
+    cost.backward_data += conv_pass_time(c, ConvPass::backward_data, gpu, p, available).seconds * groups;
   }
-  cost.backward_weight = conv_pass_time(c, ConvPass::backward_filter, gpu, p, available).seconds * groups;
+  cost.backward_weight += conv_pass_time(c, ConvPass::backward_filter, gpu, p, available).seconds * groups;
   if (a.bias) {  // the bias is added, and its gradient summed, by kernels of their own
-    const Bytes out(static_cast<double>(key.batch * key.output.elements()) * kFloat);
+    const Bytes out(static_cast<double>(key.batch * key.output.elements()) * gpu.element_bytes);
     cost.forward += streaming_time(out * 2.0, gpu, p);
     cost.backward_weight += streaming_time(out, gpu, p);
   }
@@ -46,16 +70,19 @@ LayerCost conv_cost(const LayerKey& key, const Conv2dAttrs& a, const GpuShape& g
 }
 
 LayerCost fc_cost(const LayerKey& key, const FullyConnectedAttrs& a, const GpuShape& gpu,
-                  const GpuKernelParams& p) {
-  const double batch = static_cast<double>(key.batch);
-  const double in = static_cast<double>(key.input.elements());
-  const double out = static_cast<double>(a.out_features);
+                  const GpuKernelParams& p, bool tensor_ops) {
+  const auto dimension = [tensor_ops](int64_t n) {
+    return static_cast<double>(tensor_ops ? round_up_to_8(n) : n);
+  };
+  const double batch = dimension(key.batch);
+  const double in = dimension(key.input.elements());
+  const double out = dimension(a.out_features);
   LayerCost cost;
   cost.forward = gemm_time(batch, out, in, gpu, p);
   if (key.needs_input_gradient) cost.backward_data = gemm_time(batch, in, out, gpu, p);
   cost.backward_weight = gemm_time(out, in, batch, gpu, p);
   if (a.bias) {
-    const Bytes bytes(batch * out * kFloat);
+    const Bytes bytes(batch * out * gpu.element_bytes);
     cost.forward += streaming_time(bytes * 2.0, gpu, p);
     cost.backward_weight += streaming_time(bytes, gpu, p);
   }
@@ -68,9 +95,9 @@ LayerCost fc_cost(const LayerKey& key, const FullyConnectedAttrs& a, const GpuSh
 // signatures), ReLU's backward reads its features besides the gradient, fused batch norm reads
 // its input once for the statistics and again to normalize (forward) or to rebuild the
 // normalized input (backward); a residual sum's gradient is its output's, passed on with no
-// kernel.
-Bytes streaming_bytes(const LayerKey& key, ConvPass pass) {
-  const double n = static_cast<double>(key.batch) * kFloat;
+// kernel. Every value is `element_bytes` wide (LayerWork counts 4).
+Bytes streaming_bytes(const LayerKey& key, ConvPass pass, double element_bytes) {
+  const double n = static_cast<double>(key.batch) * element_bytes;
   const double in = n * static_cast<double>(key.input.elements());
   const double out = n * static_cast<double>(key.output.elements());
   const PassWork& w = pass == ConvPass::forward         ? key.work.forward
@@ -94,15 +121,20 @@ Bytes streaming_bytes(const LayerKey& key, ConvPass pass) {
     default:
       break;
   }
-  return w.bytes + Bytes(extra);
+  return w.bytes * (element_bytes / kFloat) + Bytes(extra);
 }
 
 }  // namespace
 
-GpuShape gpu_shape(const DeviceProfile& profile) {
+GpuShape gpu_shape(const DeviceProfile& profile, Precision precision) {
   const double efficiency = profile.published ? profile.published->architecture_efficiency : 1.0;
-  return {profile.peak_flops * efficiency, profile.memory_bandwidth * efficiency,
-          profile.multiprocessors};
+  return {precision_peak(profile, precision) * efficiency, profile.memory_bandwidth * efficiency,
+          profile.multiprocessors, activation_bytes(precision), uses_tensor_cores(profile, precision)};
+}
+
+bool uses_tensor_cores(const DeviceProfile& profile, Precision precision) {
+  return precision != Precision::fp32 && profile.tensor_kernel_model &&
+         profile.precision_peaks.contains(precision);
 }
 
 LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKernelParams& p,
@@ -112,10 +144,10 @@ LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKern
     cost = conv_cost(key, *conv, gpu, p, available);
   } else if (const auto* fc = std::get_if<FullyConnectedAttrs>(&key.attrs);
              fc && key.kind == LayerKind::fully_connected) {
-    cost = fc_cost(key, *fc, gpu, p);
+    cost = fc_cost(key, *fc, gpu, p, available.tensor_ops);
   } else {
     const auto time = [&](ConvPass pass) {
-      const Bytes bytes = streaming_bytes(key, pass);
+      const Bytes bytes = streaming_bytes(key, pass, gpu.element_bytes);
       return bytes.value() > 0.0 ? streaming_time(bytes, gpu, p) : Seconds(0.0);
     };
     if (has_work(key.work.forward)) cost.forward = time(ConvPass::forward);
@@ -133,8 +165,11 @@ LayerCost gpu_layer_cost(const LayerKey& key, const GpuShape& gpu, const GpuKern
 }
 
 PublishedGpuModel::PublishedGpuModel(const DeviceProfile& profile, Precision precision)
-    : gpu_(gpu_shape(profile)),
-      params_(profile.kernel_model.value_or(GpuKernelParams{})),
+    : gpu_(gpu_shape(profile, precision)),
+      params_(uses_tensor_cores(profile, precision)
+                  ? *profile.tensor_kernel_model
+                  : profile.kernel_model.value_or(GpuKernelParams{})),
+      algorithms_{true, true, uses_tensor_cores(profile, precision)},
       framework_(profile.published ? profile.published->framework_layer_overhead : Seconds(0.0)),
       name_(profile.name),
       precision_(precision) {
@@ -144,11 +179,13 @@ PublishedGpuModel::PublishedGpuModel(const DeviceProfile& profile, Precision pre
 }
 
 LayerCost PublishedGpuModel::estimate(const LayerKey& key) const {
-  return gpu_layer_cost(key, gpu_, params_, framework_);
+  return gpu_layer_cost(key, gpu_, params_, framework_, algorithms_);
 }
 
 std::string PublishedGpuModel::describe() const {
-  return "GPU kernel model of " + name_ + ", fitted to published kernel timings";
+  const std::string in = precision_ == Precision::fp32 ? "" : " in " + std::string(to_string(precision_));
+  return "GPU kernel model of " + name_ + in + (algorithms_.tensor_ops ? " on tensor cores" : "") +
+         ", fitted to published kernel timings";
 }
 
 }  // namespace ralp

@@ -61,7 +61,8 @@ class Table {
   std::unique_ptr<Reader> reader_;
 };
 
-KernelRow conv_row(const Table<17>& t, const std::string& device, const std::string& software,
+template <unsigned Columns>
+KernelRow conv_row(const Table<Columns>& t, const std::string& device, const std::string& software,
                    const ConvShape& c, ConvPass pass, double ms) {
   KernelRow row;
   // cuDNN 5.0 ("cuDNN 5" in DeepBench's sheets) predates the non-fused Winograd algorithm.
@@ -119,6 +120,92 @@ std::vector<KernelRow> read_deepbench_conv(const std::filesystem::path& file) {
     }
     rows.push_back(conv_row(t, device, software, shape, ConvPass::backward_filter,
                             t.number(bwd_filter, "bwd_filter_ms")));
+  }
+  return rows;
+}
+
+namespace {
+
+// DeepBench gemm_bench.cu's padding for tensor-op GEMMs (cuBLAS's tensor-op restrictions).
+void pad_gemm(KernelRow& row, bool a_transposed, bool b_transposed) {
+  const auto pad = [](double& d) { d = static_cast<double>(round_up_to_8(static_cast<int64_t>(d))); };
+  if (!b_transposed) {
+    pad(row.m);
+    pad(row.k);
+  } else if (!a_transposed) {
+    pad(row.m);
+    pad(row.n);
+  } else {
+    pad(row.m);
+    pad(row.n);
+    pad(row.k);
+  }
+}
+
+KernelRow v100_conv_row(const Table<23>& t, const ConvShape& c, ConvPass pass, double ms,
+                        Precision precision) {
+  KernelRow row = conv_row(t, "v100", "cuDNN 7.6.2", c, pass, ms);
+  row.shape = std::string(to_string(precision)) + " " + row.shape;
+  if (precision != Precision::fp32) {
+    row.algorithms = {false, false, true};  // every pass forced to implicit GEMM, tensor ops
+  }
+  row.precision = precision;
+  return row;
+}
+
+}  // namespace
+
+std::vector<KernelRow> read_deepbench_tensor(const std::filesystem::path& file) {
+  return read_deepbench_v100(file, Precision::fp16);
+}
+
+std::vector<KernelRow> read_deepbench_v100(const std::filesystem::path& file, Precision sheet) {
+  const bool tensor = sheet != Precision::fp32;
+  const std::string prefix(to_string(sheet));
+  Table<23> t(file, "gpu", "sheet", "kernel", "M", "N", "K", "a_trans", "b_trans", "W", "H", "C",
+              "K_filters", "S_filter_w", "R_filter_h", "pad_w", "pad_h", "stride_w", "stride_h",
+              "fwd_ms", "bwd_data_ms", "bwd_filter_ms", "software_specs", "notes");
+  std::string gpu, sheet_name, kernel, m, n, k, ta, tb, w, h, c, kf, s, r, pw, ph, sw, sh, fwd,
+      bwd_data, bwd_filter, software, notes;
+  std::vector<KernelRow> rows;
+  while (t.next(gpu, sheet_name, kernel, m, n, k, ta, tb, w, h, c, kf, s, r, pw, ph, sw, sh, fwd, bwd_data,
+                bwd_filter, software, notes)) {
+    if (!gpu.starts_with("v100") || (sheet_name == "Results FP32") == tensor) continue;
+    if (kernel == "gemm") {
+      KernelRow row;
+      row.kind = KernelRow::Kind::gemm;
+      row.device = "v100";
+      row.where = t.where();
+      row.shape = prefix + " gemm " + m + "x" + n + "x" + k + " " + ta + tb;
+      row.pass = "gemm";
+      row.m = t.number(m, "M");
+      row.n = t.number(n, "N");
+      row.k = t.number(k, "K");
+      if (tensor) pad_gemm(row, ta == "T", tb == "T");
+      row.measured = Seconds(t.number(fwd, "fwd_ms") * 1e-3);
+      row.precision = sheet;
+      rows.push_back(std::move(row));
+      continue;
+    }
+    ConvShape shape;
+    shape.width = t.integer(w, "W");
+    shape.height = t.integer(h, "H");
+    shape.in_channels = t.integer(c, "C");
+    shape.batch = t.integer(n, "N");
+    shape.out_channels = t.integer(kf, "K_filters");
+    shape.kernel_h = static_cast<int>(t.integer(r, "R_filter_h"));
+    shape.kernel_w = static_cast<int>(t.integer(s, "S_filter_w"));
+    shape.pad_h = static_cast<int>(t.integer(ph, "pad_h"));
+    shape.pad_w = static_cast<int>(t.integer(pw, "pad_w"));
+    shape.stride_h = static_cast<int>(t.integer(sh, "stride_h"));
+    shape.stride_w = static_cast<int>(t.integer(sw, "stride_w"));
+    rows.push_back(v100_conv_row(t, shape, ConvPass::forward, t.number(fwd, "fwd_ms"), sheet));
+    if (!bwd_data.starts_with("N/A") && !bwd_data.empty()) {
+      rows.push_back(v100_conv_row(t, shape, ConvPass::backward_data,
+                                   t.number(bwd_data, "bwd_data_ms"), sheet));
+    }
+    rows.push_back(v100_conv_row(t, shape, ConvPass::backward_filter,
+                                 t.number(bwd_filter, "bwd_filter_ms"), sheet));
   }
   return rows;
 }
@@ -268,6 +355,30 @@ std::vector<ClusterPoint> read_cluster_points(const std::filesystem::path& file)
   return points;
 }
 
+std::vector<DleRow> read_dle(const std::filesystem::path& file) {
+  Table<9> t(file, "source_commit", "commit_date", "container", "system", "gpu", "gpus_total",
+             "precision", "batch_per_gpu", "images_per_s");
+  std::vector<DleRow> rows;
+  DleRow row;
+  std::string gpus, precision, batch, images;
+  while (t.next(row.commit, row.date, row.container, row.system, row.gpu, gpus, precision, batch,
+                images)) {
+    if (precision != "fp32" && precision != "amp-fp16") {
+      throw InputError(file.string(), t.where(),
+                       "column precision is \"" + precision + "\", expected fp32 or amp-fp16");
+    }
+    if (t.integer(gpus, "gpus_total") != 1) {
+      throw InputError(file.string(), t.where(), "expected a one-GPU row (gpus_total 1)");
+    }
+    row.precision = precision == "fp32" ? Precision::fp32 : Precision::fp16;
+    row.batch = t.integer(batch, "batch_per_gpu");
+    row.images_per_s = t.number(images, "images_per_s");
+    row.where = t.where();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 Catalogue read_catalogue(const std::filesystem::path& file) {
   const Json json = read_json_file(file);
   const std::string name = file.string();
@@ -286,6 +397,17 @@ Catalogue read_catalogue(const std::filesystem::path& file) {
     g.multiprocessors = static_cast<int>(r.integer("multiprocessors", 1, 10000));
     g.memory_bandwidth = r.bandwidth("memory_bandwidth");
     g.pcie_bandwidth = r.bandwidth("pcie_bandwidth");
+    const auto memory = r.optional_bytes("memory_capacity", false);
+    if (!memory) r.fail("memory_capacity", "is missing, expected the GPU's memory (\"16GB\")");
+    g.memory_capacity = *memory;
+    if (const Json* peaks = r.get("precision_peaks")) {
+      ObjectReader p(*peaks, r.path_of("precision_peaks"), name);
+      for (const Precision precision : {Precision::tf32, Precision::fp16, Precision::bf16}) {
+        if (auto peak = p.optional_flops_rate(to_string(precision))) g.precision_peaks[precision] = *peak;
+      }
+      p.finish();
+      g.precision_source = r.string("precision_source");
+    }
     g.architecture = r.string("architecture");
     g.derive_from = r.optional_string("derive_from").value_or("");
     g.source = r.string("source");

@@ -48,19 +48,43 @@ double log_error_sum(const std::vector<const KernelRow*>& rows, const GpuShape& 
 struct Problem {
   const std::vector<const KernelRow*>* rows;
   const GpuShape* gpu;
+  std::vector<size_t> free;  // the fitted parameters' indices, in kKernelParamBounds' order
+  std::array<double, kKernelParamCount> held;
 };
 
-GpuKernelParams from_unit(const std::vector<double>& x) {
-  std::array<double, kKernelParamCount> v{};
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = kKernelParamBounds[i].low + x[i] * (kKernelParamBounds[i].high - kKernelParamBounds[i].low);
+Problem make_problem(const std::vector<const KernelRow*>& rows, const GpuShape& gpu,
+                     const FitOptions& options) {
+  Problem problem{&rows, &gpu, {}, as_array(options.held)};
+  for (size_t i = 0; i < kKernelParamCount; ++i) {
+    if (options.fitted[i]) problem.free.push_back(i);
+  }
+  return problem;
+}
+
+// The parameters at unit point `x` (one coordinate per fitted parameter, 0 at its lower bound and
+// 1 at its upper).
+GpuKernelParams from_unit(const Problem& problem, const std::vector<double>& x) {
+  std::array<double, kKernelParamCount> v = problem.held;
+  for (size_t j = 0; j < problem.free.size(); ++j) {
+    const size_t i = problem.free[j];
+    v[i] = kKernelParamBounds[i].low + x[j] * (kKernelParamBounds[i].high - kKernelParamBounds[i].low);
   }
   return params_from_array(v);
 }
 
+// The unit point of `params`' fitted parameters.
+std::vector<double> to_unit(const Problem& problem, const GpuKernelParams& params) {
+  const auto v = as_array(params);
+  std::vector<double> x;
+  for (const size_t i : problem.free) {
+    x.push_back((v[i] - kKernelParamBounds[i].low) / (kKernelParamBounds[i].high - kKernelParamBounds[i].low));
+  }
+  return x;
+}
+
 double objective(const std::vector<double>& x, std::vector<double>& /*grad*/, void* data) {
   const auto* problem = static_cast<const Problem*>(data);
-  return log_error_sum(*problem->rows, *problem->gpu, from_unit(x));
+  return log_error_sum(*problem->rows, *problem->gpu, from_unit(*problem, x));
 }
 
 // Whether a row times work a training step runs: a first layer's data gradient (3 input
@@ -70,10 +94,11 @@ bool runs_in_training(const KernelRow& row) {
            row.conv.in_channels <= 3);
 }
 
-std::vector<const KernelRow*> rows_of(const std::string& gpu, const std::vector<KernelRow>& all) {
+std::vector<const KernelRow*> rows_of(const std::string& gpu, const std::vector<KernelRow>& all,
+                                      Precision precision) {
   std::vector<const KernelRow*> out;
   for (const KernelRow& row : all) {
-    if (row.device == gpu && runs_in_training(row)) out.push_back(&row);
+    if (row.device == gpu && row.precision == precision && runs_in_training(row)) out.push_back(&row);
   }
   return out;
 }
@@ -114,23 +139,11 @@ Seconds predict(const KernelRow& row, const GpuShape& gpu, const GpuKernelParams
 }
 
 namespace {
-// One global search (CRS2) from `seed`, polished locally (Subplex): the unit point and its
-// objective.
-std::pair<std::vector<double>, double> search_from(Problem& problem, unsigned seed,
-                                                   int global_evaluations) {
-  nlopt::srand(seed);
-  std::vector<double> x(kKernelParamCount, 0.5);
+// The local polish (Subplex) from unit point `x`: the point and its objective.
+std::pair<std::vector<double>, double> polish(Problem& problem, std::vector<double> x) {
+  const auto n = static_cast<unsigned>(problem.free.size());
   double value = 0.0;
-  nlopt::opt global(nlopt::GN_CRS2_LM, kKernelParamCount);
-  global.set_lower_bounds(0.0);
-  global.set_upper_bounds(1.0);
-  global.set_min_objective(objective, &problem);
-  global.set_maxeval(global_evaluations);
-  try {
-    global.optimize(x, value);
-  } catch (const nlopt::roundoff_limited&) {  // keeps the best point found
-  }
-  nlopt::opt local(nlopt::LN_SBPLX, kKernelParamCount);
+  nlopt::opt local(nlopt::LN_SBPLX, n);
   local.set_lower_bounds(0.0);
   local.set_upper_bounds(1.0);
   local.set_min_objective(objective, &problem);
@@ -142,6 +155,26 @@ std::pair<std::vector<double>, double> search_from(Problem& problem, unsigned se
   }
   return {x, value};
 }
+
+// One global search (CRS2) from `seed`, polished locally (Subplex): the unit point and its
+// objective.
+std::pair<std::vector<double>, double> search_from(Problem& problem, unsigned seed,
+                                                   int global_evaluations) {
+  nlopt::srand(seed);
+  const auto n = static_cast<unsigned>(problem.free.size());
+  std::vector<double> x(n, 0.5);
+  double value = 0.0;
+  nlopt::opt global(nlopt::GN_CRS2_LM, n);
+  global.set_lower_bounds(0.0);
+  global.set_upper_bounds(1.0);
+  global.set_min_objective(objective, &problem);
+  global.set_maxeval(global_evaluations);
+  try {
+    global.optimize(x, value);
+  } catch (const nlopt::roundoff_limited&) {  // keeps the best point found
+  }
+  return polish(problem, x);
+}
 }  // namespace
 
 // The objective has several local minima that one global search of a few thousand evaluations
@@ -149,7 +182,7 @@ std::pair<std::vector<double>, double> search_from(Problem& problem, unsigned se
 // `options.starts` seeds and keeps the lowest minimum; a tie keeps the earlier seed.
 GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuShape& gpu,
                            const FitOptions& options) {
-  Problem problem{&rows, &gpu};
+  Problem problem = make_problem(rows, gpu, options);
   auto [best, best_value] = search_from(problem, options.seed, options.global_evaluations);
   for (int i = 1; i < options.starts; ++i) {
     auto [x, value] = search_from(problem, options.seed + static_cast<unsigned>(i),
@@ -159,7 +192,7 @@ GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuS
       best_value = value;
     }
   }
-  return from_unit(best);
+  return from_unit(problem, best);
 }
 
 namespace {
@@ -191,10 +224,20 @@ std::vector<double> minimize_locally(const std::function<double(const std::vecto
   return x;
 }
 
+namespace {
+// The fit without one shape's rows: `starts` global searches, or one polish from the full fit.
+GpuKernelParams leave_out_fit(const std::vector<const KernelRow*>& kept, const GpuShape& gpu,
+                              const FitOptions& options, const GpuKernelParams& full) {
+  if (!options.leave_out_from_full_fit) return fit_params(kept, gpu, options);
+  Problem problem = make_problem(kept, gpu, options);
+  return from_unit(problem, polish(problem, to_unit(problem, full)).first);
+}
+}  // namespace
+
 GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
-                 const GpuKernelParams& params) {
+                 const GpuKernelParams& params, Precision precision) {
   GpuFit fit{name, params, {}, 0, 0, 0, 0};
-  for (const KernelRow* row : rows_of(name, all)) {
+  for (const KernelRow* row : rows_of(name, all, precision)) {
     const Seconds predicted = predict(*row, gpu, params);
     const double error = predicted / row->measured - 1.0;
     fit.rows.push_back({row, predicted, error, error});
@@ -204,9 +247,9 @@ GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, con
 }
 
 GpuFit fit_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
-               const FitOptions& options) {
-  const std::vector<const KernelRow*> rows = rows_of(name, all);
-  GpuFit fit = check_gpu(name, all, gpu, fit_params(rows, gpu, options));
+               const FitOptions& options, Precision precision) {
+  const std::vector<const KernelRow*> rows = rows_of(name, all, precision);
+  GpuFit fit = check_gpu(name, all, gpu, fit_params(rows, gpu, options), precision);
   if (!options.leave_one_shape_out) return fit;
   std::set<std::string> shapes;
   for (const KernelRow* row : rows) shapes.insert(row->shape);
@@ -215,7 +258,7 @@ GpuFit fit_gpu(const std::string& name, const std::vector<KernelRow>& all, const
     for (const KernelRow* row : rows) {
       if (row->shape != shape) kept.push_back(row);
     }
-    const GpuKernelParams without = fit_params(kept, gpu, options);
+    const GpuKernelParams without = leave_out_fit(kept, gpu, options, fit.params);
     for (RowResult& r : fit.rows) {
       if (r.row->shape == shape) r.loso_error = predict(*r.row, gpu, without) / r.row->measured - 1.0;
     }
@@ -238,6 +281,7 @@ std::string residuals_csv(const FitOutcome& outcome) {
   for (const GpuFit& fit : outcome.derivation_checks) {
     write(fit, fit.gpu.substr(fit.gpu.rfind(' ') + 1));
   }
+  for (const GpuFit& fit : outcome.tensor_fits) write(fit, fit.gpu);
   return out.str();
 }
 

@@ -97,6 +97,33 @@ std::vector<Point> single_gpu_points(const std::filesystem::path& dir) {
   return points;
 }
 
+std::vector<DlePoint> dle_points(const std::filesystem::path& dir) {
+  std::vector<DlePoint> points;
+  for (const DleRow& row : read_dle(dir / "dle-pytorch-rn50-v100.csv")) {
+    DlePoint p;
+    p.row = row;
+    p.target = row.commit.starts_with(kDleTargetCommit);
+    const std::string precision(row.precision == Precision::fp32 ? "fp32" : "amp");
+    p.name = slug("dle " + row.commit.substr(0, 8) + " " + row.gpu + " rn50 " + precision + " b" +
+                  std::to_string(row.batch));
+    p.scenario = {{"name", p.name},
+                  {"model", "resnet50"},
+                  {"batch_per_worker", row.batch},
+                  {"precision", std::string(to_string(row.precision))},
+                  {"cluster", {{"workers", 1},
+                               {"worker_device", "v100"},
+                               {"parameter_servers", 0},
+                               {"platform", {{"kind", "star"}, {"nic_bandwidth", "10Gbps"}, {"latency", "50us"}}}}},
+                  {"network_model", "ideal"},
+                  {"strategies", Json::array({"allreduce"})},
+                  {"steps", 1},
+                  {"warmup_steps", 0},
+                  {"seed", 1}};
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
 std::string points_csv(const std::vector<Prediction>& predictions) {
   std::ostringstream out;
   out << "source,system,gpu,model,zoo_model,batch,variables,published_images_per_s,"

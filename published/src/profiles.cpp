@@ -18,7 +18,13 @@ constexpr const char* kSource =
     "baidu-research/DeepBench results/train/DeepBench_NV_*.xlsx, commit "
     "da81ba7820739e2e506dc27f382d15be5479f98f; soumith/convnet-benchmarks caffe/output_*.log, "
     "commit b458aab61c0ac2257c0990119b5de15c1e886f02 (rows in published/*.csv)";
+constexpr const char* kTensorSource =
+    "baidu-research/DeepBench results/train/DeepBench_NV_V100.xlsx, sheet \"Results - FP16 ip, "
+    "Mixed math\" (CUDA 10.1, cuDNN 7.6.2), commit da81ba7820739e2e506dc27f382d15be5479f98f "
+    "(rows in published/deepbench-v100.csv)";
 constexpr int kBisections = 60;
+// The tensor-core fit's global searches: its sheet has 430 rows, ten times the FP32 fits'.
+constexpr int kTensorStarts = 4;
 
 std::string figure(double value) {
   std::ostringstream out;
@@ -27,7 +33,14 @@ std::string figure(double value) {
   return out.str();
 }
 
-DeviceProfile make_profile(const GpuSpec& spec, const GpuKernelParams& params, PublishedFit fit) {
+// The tensor-core path's parameters and fit, where the GPU has one.
+struct TensorFit {
+  const GpuFit* fit = nullptr;
+  Seconds framework;
+};
+
+DeviceProfile make_profile(const GpuSpec& spec, const GpuKernelParams& params, PublishedFit fit,
+                           const TensorFit& tensor = {}) {
   Json j = Json::object();
   j["name"] = spec.name;
   j["description"] = spec.description;
@@ -36,8 +49,13 @@ DeviceProfile make_profile(const GpuSpec& spec, const GpuKernelParams& params, P
   j["origin"] = "GPU kernel model fitted to published kernel timings" +
                 (fit.derived_from.empty() ? std::string()
                                           : " of " + fit.derived_from + ", with this GPU's datasheet figures") +
-                "; datasheet: " + spec.source;
+                "; datasheet: " + spec.source +
+                (spec.precision_source.empty() ? std::string() : "; " + spec.precision_source);
   j["peak_flops"] = spec.peak().value();
+  j["memory_capacity"] = spec.memory_capacity.value();
+  for (const auto& [precision, peak] : spec.precision_peaks) {
+    j["precision_peaks"][std::string(to_string(precision))] = peak.value();
+  }
   j["memory_bandwidth"] = spec.memory_bandwidth.value();
   j["pcie_bandwidth"] = spec.pcie_bandwidth.value();
   j["launch_overhead"] = params.launch.value();
@@ -47,9 +65,19 @@ DeviceProfile make_profile(const GpuSpec& spec, const GpuKernelParams& params, P
   DeviceProfile p;
   p.kernel_model = params;
   p.published = std::move(fit);
+  if (tensor.fit != nullptr) {
+    const GpuFit& t = *tensor.fit;
+    p.tensor_kernel_model = t.params;
+    p.tensor_published = PublishedFit{kTensorSource, static_cast<int64_t>(t.rows.size()), t.median, t.max,
+                                      t.loso_median, t.loso_max, "", 1.0, "", tensor.framework};
+  }
   const Json extra = device_profile_to_json(p);
   j["kernel_model"] = extra.at("kernel_model");
   j["published"] = extra.at("published");
+  if (tensor.fit != nullptr) {
+    j["tensor_kernel_model"] = extra.at("tensor_kernel_model");
+    j["tensor_published"] = extra.at("tensor_published");
+  }
   return parse_device_profile(j, "", spec.name + " (generated)");
 }
 
@@ -59,13 +87,18 @@ struct NetworkSums {
   double forward = 0, backward = 0, forward_passes = 0, backward_passes = 0;
 };
 NetworkSums network_sums(const std::string& model, int64_t batch, const DeviceProfile& profile,
-                         const ConvAlgorithms& available = {}) {
+                         const ConvAlgorithms& available = {},
+                         Precision precision = Precision::fp32) {
   const LayerGraph graph = *zoo_model(model);
+  const bool tensor = uses_tensor_cores(profile, precision);
+  const GpuKernelParams& params = tensor ? *profile.tensor_kernel_model : *profile.kernel_model;
+  ConvAlgorithms algorithms = available;
+  algorithms.tensor_ops = tensor;
   NetworkSums s;
   for (const Layer& layer : graph.layers()) {
     const LayerKey key = make_layer_key(layer, batch);
-    const LayerCost c = gpu_layer_cost(key, gpu_shape(profile), *profile.kernel_model,
-                                       Seconds(0.0), available);
+    const LayerCost c = gpu_layer_cost(key, gpu_shape(profile, precision), params, Seconds(0.0),
+                                       algorithms);
     s.forward += c.forward.value();
     s.backward += c.backward().value();
     s.forward_passes += key.work.forward.flops.value() > 0 || key.work.forward.bytes.value() > 0;
@@ -97,19 +130,45 @@ DeviceProfile with_architecture_efficiency(DeviceProfile p, double efficiency) {
   return p;
 }
 
+// The tensor-core fit of every GPU with tensor-core rows, on its rows in the precision its
+// datasheet lists a tensor peak for (V100: FP16). The path runs no fused Winograd and no FFT:
+// their efficiencies are held at the FP32 fit's, unused.
+void fit_tensor_paths(const Catalogue& catalogue, const std::vector<KernelRow>& rows,
+                      const FitOptions& options, const std::map<std::string, const GpuFit*>& fitted,
+                      FitOutcome& out) {
+  for (const GpuSpec& spec : catalogue.gpus) {
+    const bool has_rows = std::any_of(rows.begin(), rows.end(), [&](const KernelRow& r) {
+      return r.device == spec.name && r.precision == Precision::fp16;
+    });
+    if (!has_rows || !spec.precision_peaks.contains(Precision::fp16)) continue;
+    FitOptions tensor = options;
+    tensor.starts = std::min(options.starts, kTensorStarts);
+    tensor.leave_out_from_full_fit = true;
+    tensor.held = fitted.at(spec.name)->params;
+    tensor.fitted[2] = false;  // winograd_efficiency
+    tensor.fitted[3] = false;  // fft_efficiency
+    GpuFit fit = fit_gpu(spec.name, rows, spec.shape(Precision::fp16), tensor, Precision::fp16);
+    fit.gpu = spec.name + " fp16";
+    out.tensor_fits.push_back(std::move(fit));
+  }
+}
+
 }  // namespace
 
-Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile) {
-  const NetworkSums s = network_sums(model, batch, profile);
+Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile,
+                        Precision precision) {
+  const NetworkSums s = network_sums(model, batch, profile, {}, precision);
   const double framework = profile.published ? profile.published->framework_layer_overhead.value() : 0.0;
   const double params = static_cast<double>(zoo_model(model)->total_params()) * kBytesPerFloat;
   return Seconds(s.forward + s.backward + framework * (s.forward_passes + s.backward_passes) +
-                 params / profile.update_rate.value());
+                 params * update_cost_factor(precision) / profile.update_rate.value());
 }
 
 FitOutcome fit_all(const std::filesystem::path& dir, const FitOptions& options) {
   FitOutcome out;
   out.kernel_rows = read_kernel_rows(dir);
+  const std::vector<KernelRow> tensor_rows = read_deepbench_tensor(dir / "deepbench-v100.csv");
+  out.kernel_rows.insert(out.kernel_rows.end(), tensor_rows.begin(), tensor_rows.end());
   const std::vector<KernelRow>& rows = out.kernel_rows;
   const Catalogue catalogue = read_catalogue(dir / "gpus.json");
   std::map<std::string, const GpuFit*> fitted;
@@ -117,6 +176,7 @@ FitOutcome fit_all(const std::filesystem::path& dir, const FitOptions& options) 
     if (spec.derive_from.empty()) out.fits.push_back(fit_gpu(spec.name, rows, spec.shape(), options));
   }
   for (const GpuFit& fit : out.fits) fitted[fit.gpu] = &fit;
+  fit_tensor_paths(catalogue, rows, options, fitted, out);
   for (const auto& [derive, from] : catalogue.derivation_checks) {
     GpuFit check = check_gpu(derive, rows, catalogue.gpu(derive).shape(), fitted.at(from)->params);
     check.gpu = derive + " from " + from;
@@ -135,7 +195,11 @@ FitOutcome fit_all(const std::filesystem::path& dir, const FitOptions& options) 
     PublishedFit fit{kSource, static_cast<int64_t>(source.rows.size()), source.median, source.max,
                      source.loso_median, source.loso_max, spec.derive_from, 1.0, "",
                      out.framework_layer_overhead};
-    out.profiles.push_back(make_profile(spec, source.params, std::move(fit)));
+    TensorFit tensor{nullptr, out.framework_layer_overhead};
+    for (const GpuFit& t : out.tensor_fits) {
+      if (spec.derive_from.empty() && t.gpu.substr(0, t.gpu.find(' ')) == spec.name) tensor.fit = &t;
+    }
+    out.profiles.push_back(make_profile(spec, source.params, std::move(fit), tensor));
   }
   // The one architecture efficiency (a GPU with no kernel rows of its architecture).
   for (const ThroughputRow& row : read_tf_cnn_benchmarks(dir / "tf-cnn-benchmarks-2017.csv")) {

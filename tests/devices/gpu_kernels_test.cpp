@@ -160,6 +160,82 @@ TEST(GpuKernels, StreamingLayersMoveWhatTheirKernelsReadAndWrite) {
   EXPECT_EQ(cost("sum").backward_data.value(), 0.0);
 }
 
+// The same device's tensor cores: 125 TFLOP/s of FP16 products, 2-byte operands.
+GpuShape tensor_gpu() { return {FlopsPerSecond(125e12), BytesPerSecond(1e12), 64, 2.0}; }
+constexpr ConvAlgorithms kTensorOps{true, true, true};
+
+TEST(GpuKernels, ALargeTensorCoreGemmTakesItsFlopsAtTheTensorPeak) {
+  // 4096^3 in 128 x 128 tiles: 16 full rounds on 64 SMs, at the tensor peak x the efficiency.
+  const double flops = 2.0 * 4096.0 * 4096.0 * 4096.0;
+  const Seconds t = gemm_time(4096, 4096, 4096, tensor_gpu(), test_params());
+  EXPECT_NEAR(t.value(), flops / (125e12 * 0.8) + 5e-6, 1e-10);
+  // A GEMM too small to be compute-bound streams its 2-byte operands: 3 x 64 MB at 0.8 TB/s.
+  const Seconds thin = gemm_time(4096, 8, 4096, tensor_gpu(), test_params());
+  EXPECT_GE(thin.value(), (4096.0 * 4096 + 4096 * 8 + 4096 * 8) * 2 / 0.8e12 + 5e-6 - 1e-12);
+}
+
+TEST(GpuKernels, TensorOpsRunImplicitGemmOnChannelsPaddedTo8) {
+  // 3 -> 64 channels, 7x7 stride 2 (a first layer): the tensor-op kernels compute 8 input
+  // channels, as DeepBench's padded FP16 rows timed it, by implicit GEMM (no FFT, no GEMM).
+  const ConvShape three = conv(16, 3, 64, 224, 7, 2, 3);
+  ConvShape eight = three;
+  eight.in_channels = 8;
+  EXPECT_EQ(tensor_op_shape(three).in_channels, 8);
+  EXPECT_EQ(tensor_op_shape(three).out_channels, 64);
+  const KernelTime padded = conv_pass_time(three, ConvPass::forward, tensor_gpu(), test_params(), kTensorOps);
+  EXPECT_EQ(padded.algorithm, ConvAlgorithm::implicit_gemm);
+  EXPECT_DOUBLE_EQ(padded.seconds.value(),
+                   conv_algorithm_time(eight, ConvPass::forward, ConvAlgorithm::implicit_gemm,
+                                       tensor_gpu(), test_params()).value());
+  EXPECT_GT(padded.seconds, conv_algorithm_time(three, ConvPass::forward, ConvAlgorithm::implicit_gemm,
+                                                tensor_gpu(), test_params()));
+  // A 1x1 takes implicit GEMM too: cuDNN's explicit GEMM has no tensor-op kernel.
+  EXPECT_EQ(conv_pass_time(conv(16, 256, 512, 28, 1, 1, 0), ConvPass::forward, tensor_gpu(),
+                           test_params(), kTensorOps).algorithm,
+            ConvAlgorithm::implicit_gemm);
+}
+
+TEST(GpuKernels, ATensorOpLayerWithUnalignedChannelsPaysItsPaddingCopy) {
+  // 3 -> 64 channels on 32 x 32, batch 1: the forward first copies the 3-channel input into an
+  // 8-channel one, a kernel that reads 3 x 1,024 and writes 8 x 1,024 2-byte values.
+  ModelBuilder b("first", {3, 32, 32});
+  b.conv("c", 64, 3, 1, 1, {}, ConvOptions{false});
+  b.flatten("flat");
+  b.fc("fc", 8);
+  b.softmax_cross_entropy();
+  const LayerGraph g = b.build();
+  const LayerKey key = make_layer_key(g.layer(*g.find("c")), 1);
+  const LayerCost cost = gpu_layer_cost(key, tensor_gpu(), test_params(), Seconds(0.0), kTensorOps);
+  ConvShape padded = conv(1, 8, 64, 32, 3, 1, 1);
+  const double copy = (3.0 + 8.0) * 1024 * 2 / 0.8e12 + 5e-6;
+  EXPECT_NEAR(cost.forward.value(),
+              conv_pass_time(padded, ConvPass::forward, tensor_gpu(), test_params(), kTensorOps)
+                      .seconds.value() + copy, 1e-12);
+  // With 8 channels nothing is copied.
+  ModelBuilder b8("aligned", {8, 32, 32});
+  b8.conv("c", 64, 3, 1, 1, {}, ConvOptions{false});
+  b8.flatten("flat");
+  b8.fc("fc", 8);
+  b8.softmax_cross_entropy();
+  const LayerGraph g8 = b8.build();
+  const LayerCost aligned = gpu_layer_cost(make_layer_key(g8.layer(*g8.find("c")), 1), tensor_gpu(),
+                                           test_params(), Seconds(0.0), kTensorOps);
+  EXPECT_NEAR(cost.forward.value() - aligned.forward.value(), copy, 1e-12);
+}
+
+TEST(GpuKernels, StreamingLayersMoveTwoByteValuesInFp16) {
+  ModelBuilder b("relu", {1000, 10, 10});
+  b.relu("relu");
+  b.flatten("flat");
+  b.fc("fc", 8);
+  b.softmax_cross_entropy();
+  const LayerGraph g = b.build();
+  const LayerKey key = make_layer_key(g.layer(*g.find("relu")), 1);
+  const double half_tensor = 200e3 / 0.8e12;  // 100,000 values x 2 bytes
+  EXPECT_NEAR(gpu_layer_cost(key, tensor_gpu(), test_params()).forward.value(),
+              2 * half_tensor + 5e-6, 1e-12);
+}
+
 TEST(GpuKernels, ParametersRoundTripThroughTheirArray) {
   const auto values = as_array(test_params());
   const auto back = as_array(params_from_array(values));

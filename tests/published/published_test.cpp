@@ -47,6 +47,51 @@ TEST(PublishedData, ReadsEveryFittingRow) {
   EXPECT_EQ(conv[1].conv_pass, ConvPass::backward_filter);  // no data gradient on a first layer
 }
 
+TEST(PublishedData, ReadsEveryTensorCoreRowOfTheV100Sheet) {
+  // DeepBench's V100 FP16 sheet: 94 convolutions' forward and filter gradient, 84 data gradients
+  // (10 first layers have none), 160 GEMMs; none of the FP32 sheet.
+  const auto rows = read_deepbench_tensor(kData / "deepbench-v100.csv");
+  EXPECT_EQ(rows.size(), 94u * 2 + 84u + 160u);
+  size_t gemms = 0;
+  for (const KernelRow& row : rows) {
+    EXPECT_EQ(row.device, "v100");
+    EXPECT_EQ(row.precision, Precision::fp16);
+    if (row.kind == KernelRow::Kind::conv) {
+      EXPECT_TRUE(row.algorithms.tensor_ops) << row.where;
+      EXPECT_FALSE(row.algorithms.winograd_nonfused) << row.where;  // forced to implicit GEMM
+    }
+    if (row.kind == KernelRow::Kind::gemm) {
+      ++gemms;
+      EXPECT_EQ(static_cast<int64_t>(row.m) % 8, 0) << row.where;
+    }
+  }
+  EXPECT_EQ(gemms, 160u);
+  // gemm_bench.cu pads an NN GEMM's M and K, not its N: 1760 x 7000 x 1760 stays, 35 x 8457 x
+  // 2560 (not a multiple of 8 in M) becomes 40 x 8457 x 2560.
+  const auto padded = std::find_if(rows.begin(), rows.end(), [](const KernelRow& r) {
+    return r.kind == KernelRow::Kind::gemm && r.shape == "fp16 gemm 35x8457x2560 NN";
+  });
+  ASSERT_NE(padded, rows.end());
+  EXPECT_EQ(padded->m, 40.0);
+  EXPECT_EQ(padded->n, 8457.0);
+  EXPECT_EQ(padded->k, 2560.0);
+}
+
+TEST(PublishedData, ReadsTheV100Fp32SheetUnpadded) {
+  // The same workbook's FP32 sheet, for a refit of the FP32 model: as many rows, NCHW with every
+  // algorithm cudnnFind* could time, and GEMMs as they are (35 x 8457 x 2560 stays).
+  const auto rows = read_deepbench_v100(kData / "deepbench-v100.csv", Precision::fp32);
+  EXPECT_EQ(rows.size(), 94u * 2 + 84u + 160u);
+  for (const KernelRow& row : rows) {
+    EXPECT_EQ(row.precision, Precision::fp32);
+    EXPECT_FALSE(row.algorithms.tensor_ops) << row.where;
+  }
+  EXPECT_NE(std::find_if(rows.begin(), rows.end(), [](const KernelRow& r) {
+              return r.shape == "fp32 gemm 35x8457x2560 NN" && r.m == 35.0;
+            }),
+            rows.end());
+}
+
 TEST(PublishedData, AMalformedRowNamesTheFileAndLine) {
   TempDir dir("published");
   std::ofstream(dir / "gemm.csv") << "device,M,N,K,a_transposed,b_transposed,time_ms\n"
@@ -142,6 +187,45 @@ TEST(PublishedFit, KeepsTheBestOfItsStarts) {
   EXPECT_LT(best, single.front() * 0.9);  // seed 1 alone stops in the minimum 20% higher
 }
 
+TEST(PublishedFit, TheTensorCoreFitUsesItsSheetsRowsAlone) {
+  const auto fp32 = read_kernel_rows(kData);
+  auto rows = read_deepbench_tensor(kData / "deepbench-v100.csv");
+  rows.insert(rows.end(), fp32.begin(), fp32.end());
+  const GpuShape gpu = read_catalogue(kData / "gpus.json").gpu("v100").shape(Precision::fp16);
+  EXPECT_EQ(gpu.peak.value(), 125e12);
+  EXPECT_EQ(gpu.element_bytes, 2.0);
+  FitOptions options = quick_fit();
+  options.starts = 1;
+  const GpuFit fit = fit_gpu("v100", rows, gpu, options, Precision::fp16);
+  EXPECT_EQ(fit.rows.size(), 432u);
+  EXPECT_LT(squared_logs(fit), squared_logs(check_gpu("v100", rows, gpu, GpuKernelParams{}, Precision::fp16)));
+  // The FP32 fit of the same GPU sees its 38 FP32 rows only.
+  EXPECT_EQ(check_gpu("v100", rows, shape_of("v100"), GpuKernelParams{}).rows.size(), 38u);
+}
+
+TEST(PublishedFit, AMixedPrecisionStepRunsOnTensorCoresAndPaysItsUpdate) {
+  const DeviceProfile v100 = load_device_profile(*find_profile("v100"));
+  ASSERT_TRUE(v100.tensor_kernel_model);
+  const double fp32 = single_gpu_step("resnet50", 256, v100, Precision::fp32).value();
+  const double fp16 = single_gpu_step("resnet50", 256, v100, Precision::fp16).value();
+  EXPECT_LT(fp16, fp32 / 2.0);
+  // The update's share: halving the update rate adds the update's time once more, 1.5 times
+  // FP32's in FP16 (update_cost_factor: the 16-bit copy, the unscale and overflow check).
+  DeviceProfile slow = v100;
+  slow.update_rate = v100.update_rate * 0.5;
+  const double update32 = single_gpu_step("resnet50", 256, slow, Precision::fp32).value() - fp32;
+  const double update16 = single_gpu_step("resnet50", 256, slow, Precision::fp16).value() - fp16;
+  EXPECT_NEAR(update16 / update32, update_cost_factor(Precision::fp16), 1e-6);
+  // P100 has no tensor cores: FP16 runs its FP32 kernels at twice the rate with 2-byte values,
+  // faster than FP32 but not twice as fast.
+  const DeviceProfile p100 = load_device_profile(*find_profile("p100"));
+  EXPECT_FALSE(p100.tensor_kernel_model);
+  const double p32 = single_gpu_step("resnet50", 64, p100, Precision::fp32).value();
+  const double p16 = single_gpu_step("resnet50", 64, p100, Precision::fp16).value();
+  EXPECT_LT(p16, p32);
+  EXPECT_GT(p16, p32 / 2.0);
+}
+
 TEST(PublishedPoints, EverySingleGpuPointIsAScenarioThatParses) {
   const auto points = single_gpu_points(kData);
   EXPECT_EQ(points.size(), 30u);
@@ -160,6 +244,22 @@ TEST(PublishedPoints, EverySingleGpuPointIsAScenarioThatParses) {
   ASSERT_NE(dgx_resnet, points.end());
   EXPECT_TRUE(dgx_resnet->variables_on_host);  // parameter_server, local_parameter_device=cpu
   EXPECT_EQ(dgx_resnet->zoo_model, "resnet50_tf");
+}
+
+TEST(PublishedPoints, EveryDleRowIsAScenarioInItsPrecision) {
+  const auto points = dle_points(kData);
+  EXPECT_EQ(points.size(), 20u);
+  int targets = 0;
+  for (const DlePoint& p : points) {
+    const Scenario s = parse_scenario(p.scenario, p.name + ".json", kData);
+    EXPECT_EQ(s.model_ref, "resnet50") << p.name;  // torchvision's v1.5
+    EXPECT_EQ(s.precision, p.row.precision) << p.name;
+    EXPECT_EQ(s.worker_device.name, "v100");
+    EXPECT_TRUE(std::filesystem::exists(RALP_SOURCE_DIR "/scenarios/published/dle-v100/" + p.name + ".json"))
+        << p.name << ": run scripts/published-report";
+    targets += p.target;
+  }
+  EXPECT_EQ(targets, 4);  // revision 7bdfc81d: 16 GB and 32 GB, FP32 and AMP
 }
 
 TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
@@ -202,7 +302,8 @@ TEST(PublishedReport, IsCompleteAndWhatIsCommitted) {
   TempDir dir("published-report");
   const auto run = run_command(ralp_binary() + " published report --quiet --out " + dir.path.string());
   ASSERT_EQ(run.status, 0) << run.err;
-  for (const char* file : {"README.md", "points.csv", "multi-gpu.md", "multi-gpu-points.csv"}) {
+  for (const char* file : {"README.md", "points.csv", "multi-gpu.md", "multi-gpu-points.csv",
+                           "dle-v100.md", "dle-v100-points.csv"}) {
     EXPECT_EQ(testing::read_file(dir / file), testing::read_file(kReport / file))
         << file << " differs from the committed report: run scripts/published-report";
   }

@@ -4,8 +4,10 @@
 // F(2x2,3x3) and non-fused F(4x4,3x3) for 3x3 stride 1; FFT and FFT tiling for stride 1), each
 // with the operation count its maths fixes, an efficiency and its memory traffic; the fastest is
 // chosen, as cuDNN's autotuner does. GEMMs run as output tiles spread over the multiprocessors
-// in waves; a tile's main loop streams its operands from the cache. docs/gpu-compute.md derives
-// each formula.
+// in waves; a tile's main loop streams its operands from the cache. On the tensor-core path
+// (FP16, BF16, TF32 products) only the tensor-op algorithms run (implicit GEMM, and non-fused
+// Winograd where offered), on channels padded to multiples of 8, at the tensor cores' peak with
+// parameters fitted to tensor-core timings. docs/gpu-compute.md derives each formula.
 #pragma once
 
 #include <array>
@@ -16,11 +18,17 @@
 
 namespace ralp {
 
-// The device figures the kernel model reads (datasheet figures, never fitted).
+// The device as one precision's kernels see it (datasheet figures, never fitted).
 struct GpuShape {
-  FlopsPerSecond peak;       // FP32 FLOP/s at boost clock
+  FlopsPerSecond peak;       // FLOP/s of the products at boost clock: FP32's, or the precision's
   BytesPerSecond bandwidth;  // DRAM bandwidth
   int multiprocessors = 1;   // SMs (SMXs on Kepler)
+  // Bytes of one operand the kernels read and write: 4 (FP32, TF32) or 2 (FP16, BF16). Partial
+  // sums (split-K) stay FP32 whatever the operands.
+  double element_bytes = 4.0;
+  // Whether the products run on tensor cores, whose GEMM kernels (cuBLAS's and cuDNN's
+  // 884 kernels) also tile the output in 256 x 128 and 128 x 256.
+  bool tensor_cores = false;
 };
 
 // Fitted parameters, each with a physical meaning; bounds in kKernelParamBounds.
@@ -67,24 +75,36 @@ struct ConvShape {
 };
 
 // The algorithms a cuDNN version offers: all of the above from cuDNN 5.1 on; cuDNN 5.0 has no
-// non-fused Winograd, and versions before 5 no Winograd at all.
+// non-fused Winograd, and versions before 5 no Winograd at all. With tensor_ops (cuDNN 7 and
+// later with CUDNN_TENSOR_OP_MATH) only the algorithms with tensor-core kernels run: implicit
+// GEMM, and non-fused Winograd where `winograd_nonfused` allows it; every pass then computes
+// the shape with its channels padded to multiples of 8 (tensor_op_shape).
 struct ConvAlgorithms {
   bool winograd = true;
   bool winograd_nonfused = true;
+  bool tensor_ops = false;
 };
+
+// The multiple of 8 at or above n: tensor cores take operands in groups of 8 channels (cuDNN 7)
+// and GEMM dimensions in multiples of 8 (cuBLAS 10's tensor-op restriction).
+int64_t round_up_to_8(int64_t n);
+// The shape tensor-op kernels compute: input and output channels padded to multiples of 8.
+ConvShape tensor_op_shape(const ConvShape& conv);
 
 struct KernelTime {
   Seconds seconds;
   ConvAlgorithm algorithm = ConvAlgorithm::implicit_gemm;
 };
 
-// Time of one algorithm for one pass; nullopt-like infinity when the algorithm does not apply.
+// Time of one algorithm for one pass; infinity when the algorithm does not apply. The shape is
+// computed as given (tensor-op padding is conv_pass_time's).
 Seconds conv_algorithm_time(const ConvShape& conv, ConvPass pass, ConvAlgorithm algorithm,
                             const GpuShape& gpu, const GpuKernelParams& params);
-// The fastest applicable algorithm, with its time (launch included).
+// The fastest applicable algorithm of `available`, with its time (launch included).
 KernelTime conv_pass_time(const ConvShape& conv, ConvPass pass, const GpuShape& gpu,
                           const GpuKernelParams& params, const ConvAlgorithms& available = {});
-// C (M x N) = A (M x K) B (K x N) in FP32 through cuBLAS (launch included).
+// C (M x N) = A (M x K) B (K x N) through cuBLAS, operands of gpu.element_bytes (launch
+// included); the caller pads the dimensions a tensor-op GEMM needs.
 Seconds gemm_time(double m, double n, double k, const GpuShape& gpu, const GpuKernelParams& params);
 // A memory-bound kernel moving `bytes` (launch included).
 Seconds streaming_time(Bytes bytes, const GpuShape& gpu, const GpuKernelParams& params);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct KernelRow {
   std::string model, layer;    // layer: a zoo model's layer; pass "forward" or "backward"
   int64_t batch = 0;
   Seconds measured;
+  // What the kernels computed in: fp32 (CUDA cores), or fp16 on the tensor cores (DeepBench's
+  // FP16 sheet, with tensor-op algorithms and channels and GEMM dimensions padded to 8).
+  Precision precision = Precision::fp32;
 };
 
 // A whole network's forward and backward per iteration in convnet-benchmarks' README table.
@@ -44,9 +48,20 @@ struct GpuSpec {
   double cores = 0, boost_mhz = 0;
   int multiprocessors = 0;
   BytesPerSecond memory_bandwidth, pcie_bandwidth;
+  Bytes memory_capacity;
+  // Dense peaks of the products of other precisions (FP16 on P100's CUDA cores, on V100's tensor
+  // cores), from `precision_source`; a precision absent here has no fast arithmetic.
+  std::map<Precision, FlopsPerSecond> precision_peaks;
+  std::string precision_source;
   std::string derive_from;  // empty: fitted to its own rows
   [[nodiscard]] FlopsPerSecond peak() const { return FlopsPerSecond(cores * 2.0 * boost_mhz * 1e6); }
   [[nodiscard]] GpuShape shape() const { return {peak(), memory_bandwidth, multiprocessors}; }
+  // The device as the tensor-core kernels of `precision` see it (its peak, 2-byte operands for
+  // FP16 and BF16).
+  [[nodiscard]] GpuShape shape(Precision precision) const {
+    return {precision_peaks.at(precision), memory_bandwidth, multiprocessors,
+            activation_bytes(precision), true};
+  }
 };
 
 struct Catalogue {
@@ -70,6 +85,20 @@ struct ThroughputRow {
   std::string where;
 };
 
+// One single-GPU ResNet-50 v1.5 training row of NVIDIA DeepLearningExamples' PyTorch ConvNets
+// READMEs (checking data, published/dle-pytorch-rn50-v100.csv): one V100 of a DGX-1 or DGX-2.
+struct DleRow {
+  std::string commit;     // the README revision (source_commit)
+  std::string date;       // its commit date
+  std::string system;     // "DGX-1"
+  std::string gpu;        // "v100-sxm2-16gb"
+  std::string container;  // as the README states it
+  Precision precision = Precision::fp32;  // fp32, or fp16 for the "amp-fp16" rows
+  int64_t batch = 0;
+  double images_per_s = 0;
+  std::string where;
+};
+
 // Each reader throws InputError naming the file, line and column on a malformed row.
 std::vector<KernelRow> read_deepbench_conv(const std::filesystem::path& file);
 std::vector<KernelRow> read_deepbench_gemm(const std::filesystem::path& file);
@@ -78,8 +107,22 @@ std::vector<WholeNetworkRow> read_convnet_networks(const std::filesystem::path& 
 std::vector<ThroughputRow> read_tf_cnn_benchmarks(const std::filesystem::path& file);
 std::vector<ThroughputRow> read_horovod(const std::filesystem::path& file);
 Catalogue read_catalogue(const std::filesystem::path& file);
+// Rows whose precision is neither fp32 nor amp-fp16 are an error.
+std::vector<DleRow> read_dle(const std::filesystem::path& file);
 
-// Every kernel row in `data_dir` (the three kernel files).
+// The tensor-core rows of DeepBench's V100 workbook (deepbench-v100.csv, sheet "Results - FP16
+// ip, Mixed math"), as conv_bench.cu and gemm_bench.cu ran them with USE_TENSOR_CORES: NHWC,
+// CUDNN_TENSOR_OP_MATH, the forward forced to IMPLICIT_PRECOMP_GEMM and both backward passes to
+// ALGO_1 (implicit GEMM), C and K padded to multiples of 8 (the padded shape is what was timed);
+// GEMMs through cublasGemmEx with CUBLAS_GEMM_DFALT_TENSOR_OP, M and K (N and T operands: M and
+// N; both transposed: all three) padded to multiples of 8. A first layer's data gradient ("N/A
+// (input layer)") is not a row.
+std::vector<KernelRow> read_deepbench_tensor(const std::filesystem::path& file);
+// Either sheet of that workbook: `sheet` fp16 as read_deepbench_tensor; fp32 the sheet "Results
+// FP32" (NCHW, the fastest algorithm cudnnFind* timed, no padding).
+std::vector<KernelRow> read_deepbench_v100(const std::filesystem::path& file, Precision sheet);
+
+// Every FP32 kernel row in `data_dir` (the three FP32 kernel files).
 std::vector<KernelRow> read_kernel_rows(const std::filesystem::path& data_dir);
 
 }  // namespace ralp::published

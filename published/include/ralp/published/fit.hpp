@@ -20,6 +20,13 @@ struct FitOptions {
   int global_evaluations = 3000;  // NLopt CRS2 before the local Subplex polish
   int starts = 16;                // searches from seeds seed, seed + 1, ...: the lowest wins
   bool leave_one_shape_out = true;
+  // Parameters held at their value in `held` rather than fitted (in kKernelParamBounds' order):
+  // the tensor-core path runs neither fused Winograd nor FFT, so its rows say nothing of them.
+  std::array<bool, kKernelParamCount> fitted = {true, true, true, true, true, true, true, true, true};
+  GpuKernelParams held;
+  // Each leave-one-shape-out fit starts from the full fit's parameters with one local search
+  // (Subplex) instead of `starts` global ones: for sheets of hundreds of shapes.
+  bool leave_out_from_full_fit = false;
 };
 
 struct RowResult {
@@ -36,15 +43,17 @@ struct GpuFit {
   double median = 0, max = 0, loso_median = 0, loso_max = 0;
 };
 
-// The parameters that minimise the sum of squared log errors over `rows` (all of one GPU).
+// The parameters that minimise the sum of squared log errors over `rows` (all of one GPU and
+// precision).
 GpuKernelParams fit_params(const std::vector<const KernelRow*>& rows, const GpuShape& gpu,
                            const FitOptions& options);
-// fit_params with each row's error and, when asked, the leave-one-shape-out errors.
+// fit_params with each row's error and, when asked, the leave-one-shape-out errors, over the
+// rows of `name` in `precision` (`gpu` is the device as that precision's kernels see it).
 GpuFit fit_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
-               const FitOptions& options);
+               const FitOptions& options, Precision precision = Precision::fp32);
 // Errors of `params` (fitted elsewhere) on `name`'s rows: the derivation rule's check.
 GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
-                 const GpuKernelParams& params);
+                 const GpuKernelParams& params, Precision precision = Precision::fp32);
 
 // Everything `ralp published fit` makes: a profile per catalogue GPU, each fitted GPU's residuals,
 // the derivation checks and the framework cost with the rows it came from.
@@ -53,6 +62,7 @@ struct FitOutcome {
   std::vector<DeviceProfile> profiles;
   std::vector<GpuFit> fits;
   std::vector<GpuFit> derivation_checks;  // gpu = "m40 from titanx-maxwell"
+  std::vector<GpuFit> tensor_fits;        // gpu = "v100 fp16": the tensor-core path's fits
   Seconds framework_layer_overhead;
   std::vector<std::string> framework_rows;
   double architecture_efficiency = 1;
@@ -60,9 +70,11 @@ struct FitOutcome {
 };
 FitOutcome fit_all(const std::filesystem::path& data_dir, const FitOptions& options);
 
-// A whole network's training step on one GPU with variables on it: every layer's passes plus
-// the SGD update of every parameter.
-Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile);
+// A whole network's training step on one GPU with variables on it, in `precision`: every
+// layer's passes (PublishedGpuModel's) plus the SGD update of every parameter, which mixed
+// precision makes update_cost_factor times longer (the 16-bit copy, FP16's unscale and check).
+Seconds single_gpu_step(const std::string& model, int64_t batch, const DeviceProfile& profile,
+                        Precision precision = Precision::fp32);
 
 // The residuals of every fitted row as CSV (gpu, where, shape, pass, measured_ms, predicted_ms,
 // error, loso_error).

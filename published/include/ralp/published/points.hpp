@@ -29,6 +29,32 @@ struct Point {
 // link too fast to matter, so the step pays the PCIe copies and the host's update.
 std::vector<Point> single_gpu_points(const std::filesystem::path& data_dir);
 
+// NVIDIA DeepLearningExamples' single-GPU ResNet-50 v1.5 rows (PyTorch, DGX-1 and DGX-2 V100),
+// each as a scenario: one all-reduce worker on the v100 profile in the row's precision, the
+// zoo's resnet50 (torchvision's v1.5: the stride on the bottleneck's 3x3 convolution). The rows
+// of README revision kDleTargetCommit are the check; older revisions are shown apart.
+inline constexpr const char* kDleTargetCommit = "7bdfc81d";
+struct DlePoint {
+  DleRow row;
+  std::string name;  // scenario name, also its file name
+  bool target = false;
+  Json scenario;
+  [[nodiscard]] double published_step() const {  // seconds
+    return static_cast<double>(row.batch) / row.images_per_s;
+  }
+};
+std::vector<DlePoint> dle_points(const std::filesystem::path& data_dir);
+
+struct DlePrediction {
+  const DlePoint* point = nullptr;
+  double predicted_step = 0;  // seconds
+  [[nodiscard]] double error() const { return predicted_step / point->published_step() - 1.0; }
+};
+// The DLE check as Markdown (reports/published/dle-v100.md) and its points as CSV.
+std::string dle_report_markdown(const std::vector<DlePrediction>& predictions,
+                                const std::string& command);
+std::string dle_points_csv(const std::vector<DlePrediction>& predictions);
+
 // One point's prediction.
 struct Prediction {
   const Point* point = nullptr;
