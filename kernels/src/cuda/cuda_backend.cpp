@@ -85,7 +85,7 @@ TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w) {
 
 TensorDescriptor::~TensorDescriptor() { cudnnDestroyTensorDescriptor(desc_); }
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(Precision precision) : precision_(precision) {
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -237,11 +237,11 @@ std::string unavailable_reason() {
   return {};
 }
 
-std::unique_ptr<Backend> make_backend() {
+std::unique_ptr<Backend> make_backend(Precision precision) {
   if (const std::string reason = unavailable_reason(); !reason.empty()) {
     throw std::runtime_error(reason);
   }
-  return std::make_unique<CudaBackend>();
+  return std::make_unique<CudaBackend>(precision);
 }
 
 constexpr CudaModuleInterface kInterface{kCudaModuleInterfaceVersion, &unavailable_reason,

@@ -19,7 +19,7 @@ void check(cublasStatus_t status, const char* call);
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend();
+  explicit CudaBackend(Precision precision);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -30,6 +30,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] int threads() const override { return 1; }
   [[nodiscard]] Layout activation_layout() const override { return Layout::plain; }
   [[nodiscard]] int64_t last_level_cache_bytes() const override { return l2_bytes_; }
+  [[nodiscard]] Precision precision() const override { return precision_; }
 
   [[nodiscard]] Tensor allocate(const TensorDesc& desc) override;
   void copy_from_host(Tensor& dst, std::span<const float> src) override;
@@ -58,6 +59,7 @@ class CudaBackend final : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::string device_name_;
   int64_t l2_bytes_ = 0;
+  Precision precision_ = Precision::fp32;
 };
 
 // An NCHW float tensor descriptor, destroyed with the object.
