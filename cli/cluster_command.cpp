@@ -198,6 +198,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
         run_options.keep_timeline = !options->trace.empty();
         run_options.fault = cluster::fault_from_environment();
         strategies = cluster::plan_strategies(*scenario, run_options, auto_cut_resolver(*scenario));
+        cluster::check_precision(*scenario, run_options.device);
       } catch (const InputError& e) {
         problem = e;
       } catch (const std::exception& e) {

@@ -476,6 +476,50 @@ TEST(CpuBf16Ops, KeepsActivationsInBf16AndParametersInFp32) {
   EXPECT_EQ(loss->output_desc().type, kernels::DataType::f32);
 }
 
+// The CUDA backend in TF32 against the double reference: forward and both backward passes of
+// every case within kTf32ReferenceTolerance (the layers without products compute in FP32 and
+// meet it by far).
+class CudaTf32Ops : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaTf32Ops, MatchTheReference) {
+  RALP_TRACE_SEED();
+  std::string why;
+  Backend* backend = cuda_tf32_test_backend(&why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  const OpCase& c = find_case(GetParam());
+  const Layer layer = make_layer(c);
+  std::mt19937_64 rng = test_rng();
+  const CaseData data = make_data(layer, c.batch, rng);
+  std::optional<Harness> made;
+  try {
+    made.emplace(*backend, layer, c.batch, data);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
+  }
+  Harness& h = *made;
+  std::vector<const Vec*> inputs;
+  for (const Vec& v : data.inputs) inputs.push_back(&v);
+  double ref_loss = 0.0;
+  const Vec ref_out =
+      ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
+  h.forward();
+  EXPECT_LT(relative_error(h.output(), ref_out), kTf32ReferenceTolerance) << "forward";
+  const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
+                                        data.diff_output, data.labels, data.mask);
+  h.backward();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), kTf32ReferenceTolerance)
+        << "backward-data of input " << i;
+  }
+  if (layer.weight_params > 0) {
+    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), kTf32ReferenceTolerance)
+        << "backward-weight";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tf32, CudaTf32Ops, ::testing::ValuesIn(case_names()),
+                         [](const auto& p) { return p.param; });
+
 class CudaMatchesCpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaMatchesCpu, SameResults) {

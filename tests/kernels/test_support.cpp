@@ -114,6 +114,22 @@ kernels::Backend* cpu_bf16_test_backend(kernels::CpuPassLayout layout, std::stri
   }
 }
 
+kernels::Backend* cuda_tf32_test_backend(std::string* why) {
+  static std::unique_ptr<kernels::Backend> made;
+  if (made) return made.get();
+  if (const std::string reason = kernels::cuda_unavailable_reason(); !reason.empty()) {
+    *why = reason;
+    return nullptr;
+  }
+  try {
+    made = kernels::make_cuda_backend(Precision::tf32);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return nullptr;
+  }
+  return made.get();
+}
+
 std::vector<double> round_to_bf16(const std::vector<double>& v) {
   std::vector<double> out;
   out.reserve(v.size());

@@ -55,11 +55,23 @@ double relative_error(const std::vector<float>& got, const std::vector<float>& w
 
 // The backend of a kind for tests (2 CPU threads), or null with `why` set when it cannot run.
 kernels::Backend* test_backend(kernels::BackendKind kind, std::string* why);
+// TF32 kernels (the CUDA backend's tf32 precision: FP32 tensors, tensor-core products with both
+// factors rounded to TF32's 11 significant bits, FP32 accumulation) against the double reference
+// on the FP32 operands. Each rounded factor errs by at most 2^-11, a product by 2^-10 of itself;
+// the K products of an output carry independent errors, so their sum errs by about
+// 2^-10 / sqrt(3) = 5.6e-4 of its norm (uniform rounding errors), and at worst by 2^-10 of the
+// sum of the products' magnitudes, which cancellation can make larger than the result. The
+// tolerance 2^-7 = 7.8e-3 is 14 times the typical error.
+inline constexpr double kTf32ReferenceTolerance = 1.0 / 128.0;
+
 // The CPU backend (2 threads) with its convolution and FC passes in one layout, or null.
 kernels::Backend* cpu_test_backend(kernels::CpuPassLayout layout, std::string* why);
 // The same computing in BF16 mixed precision, or null with `why` set where the CPU has no BF16
 // kernels.
 kernels::Backend* cpu_bf16_test_backend(kernels::CpuPassLayout layout, std::string* why);
+
+// The CUDA backend computing in TF32, or null with `why` set (no device, or one before Ampere).
+kernels::Backend* cuda_tf32_test_backend(std::string* why);
 
 // Each value rounded to the nearest BF16 value (what a BF16 tensor holds after an upload).
 std::vector<double> round_to_bf16(const std::vector<double>& v);

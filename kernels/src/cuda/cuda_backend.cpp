@@ -75,6 +75,26 @@ void check(cublasStatus_t status, const char* call) {
   }
 }
 
+// Why this backend cannot compute in `precision` on a device of compute capability `major`.x,
+// or empty when it can: FP32 everywhere, TF32 (FP32 tensors, tensor-core products) from Ampere.
+// FP16 and BF16 would need 16-bit tensors through every runner and element-wise kernel, which
+// this backend does not have: they are refused.
+std::string precision_unavailable_reason(Precision precision, int major) {
+  switch (precision) {
+    case Precision::fp32:
+      return {};
+    case Precision::tf32:
+      if (major >= 8) return {};
+      return "tf32 needs compute capability 8.0 (Ampere) or later; this device has " +
+             std::to_string(major) + ".x";
+    case Precision::fp16:
+    case Precision::bf16:
+      return "the CUDA backend computes in fp32 and tf32 only; its runners have no " +
+             std::string(to_string(precision)) + " path";
+  }
+  return "unknown precision";
+}
+
 TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w) {
   check(cudnnCreateTensorDescriptor(&desc_), "cudnnCreateTensorDescriptor");
   check(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
@@ -89,6 +109,9 @@ CudaBackend::CudaBackend(Precision precision) : precision_(precision) {
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  if (const std::string why = precision_unavailable_reason(precision, prop.major); !why.empty()) {
+    throw std::invalid_argument(why);
+  }
   device_name_ = prop.name;
   l2_bytes_ = prop.l2CacheSize;
   check(cudaStreamCreate(&stream_), "cudaStreamCreate");
@@ -96,8 +119,11 @@ CudaBackend::CudaBackend(Precision precision) : precision_(precision) {
   check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
   check(cublasCreate(&cublas_), "cublasCreate");
   check(cublasSetStream(cublas_, stream_), "cublasSetStream");
-  // Default math is FP32 without TF32 rounding, so the kernels meet the CPU's accuracy.
-  check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // FP32: default math, without TF32 rounding, so the kernels meet the CPU's accuracy. TF32:
+  // cuBLAS's FP32 GEMMs on tensor cores with TF32 inputs and FP32 accumulation.
+  check(cublasSetMathMode(cublas_, precision_ == Precision::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                 : CUBLAS_DEFAULT_MATH),
+        "cublasSetMathMode");
 }
 
 CudaBackend::~CudaBackend() {

@@ -17,6 +17,10 @@ void check(cudaError_t status, const char* call);
 void check(cudnnStatus_t status, const char* call);
 void check(cublasStatus_t status, const char* call);
 
+// Why the backend cannot compute in `precision` on a device of compute capability major.x, or
+// empty when it can.
+std::string precision_unavailable_reason(Precision precision, int major);
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(Precision precision);

@@ -51,16 +51,26 @@ class CudaRunner : public LayerRunner {
   CudaBackend& backend_;
 };
 
-// Picks the fastest algorithm the finder ran successfully in FP32 (no tensor-op rounding).
+// Picks the fastest algorithm the finder ran successfully: in FP32, one without tensor-op
+// rounding; in TF32, any (cuDNN's default math lets Ampere's tensor cores round inputs to TF32).
 template <class Perf>
-Perf fastest(const std::vector<Perf>& results, int count, const char* what) {
+Perf fastest(const std::vector<Perf>& results, int count, const char* what, Precision precision) {
   for (int i = 0; i < count; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].mathType != CUDNN_TENSOR_OP_MATH &&
+    if (results[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (precision == Precision::tf32) return results[i];
+    if (results[i].mathType != CUDNN_TENSOR_OP_MATH &&
         results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
       return results[i];
     }
   }
-  throw std::invalid_argument(std::string("cuDNN found no FP32 algorithm for ") + what);
+  throw std::invalid_argument(std::string("cuDNN found no ") + std::string(to_string(precision)) +
+                              " algorithm for " + what);
+}
+
+// The convolution math type of a precision: FMA only in FP32 (no TF32 rounding), cuDNN's default
+// in TF32 (TF32 tensor cores on Ampere and later).
+cudnnMathType_t conv_math(Precision precision) {
+  return precision == Precision::tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
 }
 
 class ConvRunner final : public CudaRunner {
@@ -84,7 +94,8 @@ class ConvRunner final : public CudaRunner {
           "cudnnSetConvolution2dDescriptor");
     check(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(a.groups)),
           "cudnnSetConvolutionGroupCount");
-    check(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(conv_, conv_math(b.precision())),
+          "cudnnSetConvolutionMathType");
     int n = 0, c = 0, h = 0, w = 0;
     check(cudnnGetConvolution2dForwardOutputDim(conv_, x_.get(), w_, &n, &c, &h, &w),
           "cudnnGetConvolution2dForwardOutputDim");
@@ -155,7 +166,7 @@ class ConvRunner final : public CudaRunner {
                                                  y_.get(), y.raw(), count, &returned, fwd.data(),
                                                  trial.raw(), limit),
           "cudnnFindConvolutionForwardAlgorithmEx");
-    const auto f = fastest(fwd, returned, "the forward convolution");
+    const auto f = fastest(fwd, returned, "the forward convolution", backend_.precision());
     forward_algo_ = f.algo;
     size_t bytes = f.memory;
 
@@ -166,7 +177,7 @@ class ConvRunner final : public CudaRunner {
                                                         conv_, x_.get(), x.raw(), count, &returned,
                                                         data.data(), trial.raw(), limit),
             "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      const auto d = fastest(data, returned, "the backward-data convolution");
+      const auto d = fastest(data, returned, "the backward-data convolution", backend_.precision());
       data_algo_ = d.algo;
       bytes = std::max(bytes, d.memory);
     }
@@ -177,7 +188,7 @@ class ConvRunner final : public CudaRunner {
                                                         y.raw(), conv_, w_, w.raw(), count,
                                                         &returned, filter.data(), trial.raw(), limit),
           "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    const auto fl = fastest(filter, returned, "the backward-filter convolution");
+    const auto fl = fastest(filter, returned, "the backward-filter convolution", backend_.precision());
     filter_algo_ = fl.algo;
     bytes = std::max(bytes, fl.memory);
 
