@@ -382,41 +382,54 @@ int64_t pooling_overlap(const Layer& layer) {
   return windows(a.kernel_h, a.stride_h) * windows(a.kernel_w, a.stride_w);
 }
 
-void check_bf16_case(Backend* backend, const std::string& name) {
+// Values as a tensor of the backend's activation type holds them: rounded to BF16 or FP16.
+Vec rounded(Backend& backend, const Vec& v) {
+  const kernels::TensorDesc desc{{static_cast<int64_t>(v.size())}, backend.activation_type()};
+  return to_double(backend.download(backend.upload(desc, to_float(v))));
+}
+
+// The same check on a backend of either 16-bit type (the CUDA backend's FP16 and BF16 too),
+// with that type's tolerance.
+void check_mixed_case(Backend* backend, const std::string& name, double tolerance) {
   const OpCase& c = find_case(name);
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
   CaseData data = make_data(layer, c.batch, rng);
-  for (Vec& v : data.inputs) v = round_to_bf16(v);
+  for (Vec& v : data.inputs) v = rounded(*backend, v);
   const bool rounded_weights =
       layer.kind() == LayerKind::conv2d || layer.kind() == LayerKind::fully_connected;
-  if (rounded_weights) data.weight = round_to_bf16(data.weight);
-  data.diff_output = round_to_bf16(data.diff_output);
-  Harness h(*backend, layer, c.batch, data);
+  if (rounded_weights) data.weight = rounded(*backend, data.weight);
+  data.diff_output = rounded(*backend, data.diff_output);
+  std::optional<Harness> made;
+  try {
+    made.emplace(*backend, layer, c.batch, data);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
+  }
+  Harness& h = *made;
   std::vector<const Vec*> inputs;
   for (const Vec& v : data.inputs) inputs.push_back(&v);
   double ref_loss = 0.0;
   const Vec ref_out =
       ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
   h.forward();
-  EXPECT_LT(relative_error(h.output(), ref_out), kBf16ReferenceTolerance) << "forward";
+  EXPECT_LT(relative_error(h.output(), ref_out), tolerance) << "forward";
   if (h.is_loss()) {
-    EXPECT_NEAR(h.loss(), ref_loss, kBf16ReferenceTolerance * std::abs(ref_loss));
+    EXPECT_NEAR(h.loss(), ref_loss, tolerance * std::abs(ref_loss));
   }
   const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
                                         data.diff_output, data.labels, data.mask);
   h.backward();
-  const double data_tolerance = kBf16ReferenceTolerance * static_cast<double>(pooling_overlap(layer));
+  const double data_tolerance = tolerance * static_cast<double>(pooling_overlap(layer));
   for (size_t i = 0; i < inputs.size(); ++i) {
     EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), data_tolerance)
         << "backward-data of input " << i;
   }
   if (layer.weight_params > 0) {
-    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), kBf16ReferenceTolerance)
-        << "backward-weight";
+    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), tolerance) << "backward-weight";
   }
   if (layer.bias_params > 0) {
-    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), kBf16ReferenceTolerance) << "backward-bias";
+    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), tolerance) << "backward-bias";
   }
 }
 
@@ -429,7 +442,7 @@ TEST_P(CpuBf16Ops, MatchTheReferenceOnRoundedOperands) {
   std::string why;
   Backend* backend = cpu_bf16_test_backend(layout, &why);
   if (backend == nullptr) GTEST_SKIP() << why;
-  check_bf16_case(backend, name);
+  check_mixed_case(backend, name, kBf16ReferenceTolerance);
 }
 
 std::string layout_prefix(kernels::CpuPassLayout layout) {
@@ -476,6 +489,27 @@ TEST(CpuBf16Ops, KeepsActivationsInBf16AndParametersInFp32) {
   EXPECT_EQ(loss->output_desc().type, kernels::DataType::f32);
 }
 
+// The CUDA backend in FP16 and BF16 mixed precision, as the CPU's BF16 above.
+class CudaMixedOps : public ::testing::TestWithParam<std::tuple<Precision, std::string>> {};
+
+TEST_P(CudaMixedOps, MatchTheReferenceOnRoundedOperands) {
+  RALP_TRACE_SEED();
+  const auto [precision, name] = GetParam();
+  std::string why;
+  Backend* backend = cuda_precision_test_backend(precision, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  check_mixed_case(backend, name,
+                   precision == Precision::bf16 ? kBf16ReferenceTolerance : kFp16ReferenceTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaMixedOps,
+                         ::testing::Combine(::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::ValuesIn(case_names())),
+                         [](const auto& p) {
+                           return std::string(to_string(std::get<0>(p.param))) + "_" +
+                                  std::get<1>(p.param);
+                         });
+
 // The CUDA backend in TF32 against the double reference: forward and both backward passes of
 // every case within kTf32ReferenceTolerance (the layers without products compute in FP32 and
 // meet it by far).
@@ -484,7 +518,7 @@ class CudaTf32Ops : public ::testing::TestWithParam<std::string> {};
 TEST_P(CudaTf32Ops, MatchTheReference) {
   RALP_TRACE_SEED();
   std::string why;
-  Backend* backend = cuda_tf32_test_backend(&why);
+  Backend* backend = cuda_precision_test_backend(Precision::tf32, &why);
   if (backend == nullptr) GTEST_SKIP() << why;
   const OpCase& c = find_case(GetParam());
   const Layer layer = make_layer(c);

@@ -114,15 +114,16 @@ kernels::Backend* cpu_bf16_test_backend(kernels::CpuPassLayout layout, std::stri
   }
 }
 
-kernels::Backend* cuda_tf32_test_backend(std::string* why) {
-  static std::unique_ptr<kernels::Backend> made;
+kernels::Backend* cuda_precision_test_backend(Precision precision, std::string* why) {
+  static std::map<Precision, std::unique_ptr<kernels::Backend>> backends;
+  std::unique_ptr<kernels::Backend>& made = backends[precision];
   if (made) return made.get();
   if (const std::string reason = kernels::cuda_unavailable_reason(); !reason.empty()) {
     *why = reason;
     return nullptr;
   }
   try {
-    made = kernels::make_cuda_backend(Precision::tf32);
+    made = kernels::make_cuda_backend(precision);
   } catch (const std::exception& e) {
     *why = e.what();
     return nullptr;

@@ -33,6 +33,10 @@ inline constexpr double kFiniteDifferenceTolerance = 1e-2;
 // rounding the operands, the reference would differ by the operands' own rounding too: up to u
 // per factor, growing with how much the reduction cancels.
 inline constexpr double kBf16ReferenceTolerance = 1.0 / 256.0;
+// The same derivation for FP16 (11 significant bits, u = 2^-12; accumulation in FP32 as above,
+// 2.7e-4 at worst): at most 2^-12 + 2.7e-4 = 5.1e-4, and the tolerance 2^-10 = 9.8e-4 leaves a
+// factor 1.9.
+inline constexpr double kFp16ReferenceTolerance = 1.0 / 1024.0;
 
 // The run's seed: $RALP_TEST_SEED, else drawn from std::random_device once per process.
 uint64_t test_seed();
@@ -70,8 +74,9 @@ kernels::Backend* cpu_test_backend(kernels::CpuPassLayout layout, std::string* w
 // kernels.
 kernels::Backend* cpu_bf16_test_backend(kernels::CpuPassLayout layout, std::string* why);
 
-// The CUDA backend computing in TF32, or null with `why` set (no device, or one before Ampere).
-kernels::Backend* cuda_tf32_test_backend(std::string* why);
+// The CUDA backend computing in `precision`, or null with `why` set (no device, or one whose
+// compute capability lacks the precision).
+kernels::Backend* cuda_precision_test_backend(Precision precision, std::string* why);
 
 // Each value rounded to the nearest BF16 value (what a BF16 tensor holds after an upload).
 std::vector<double> round_to_bf16(const std::vector<double>& v);

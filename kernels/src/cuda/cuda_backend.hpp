@@ -66,10 +66,16 @@ class CudaBackend final : public Backend {
   Precision precision_ = Precision::fp32;
 };
 
-// An NCHW float tensor descriptor, destroyed with the object.
+// cuDNN's data type of a tensor data type (f32, bf16, f16).
+cudnnDataType_t to_cudnn(DataType type);
+// Whether a data type is one of the 16-bit ones, and whether that one is BF16.
+inline bool is_16bit(DataType type) { return type == DataType::bf16 || type == DataType::f16; }
+
+// An NCHW tensor descriptor (float unless said), destroyed with the object.
 class TensorDescriptor {
  public:
-  TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w);
+  TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w,
+                   cudnnDataType_t type = CUDNN_DATA_FLOAT);
   ~TensorDescriptor();
   TensorDescriptor(const TensorDescriptor&) = delete;
   TensorDescriptor& operator=(const TensorDescriptor&) = delete;
