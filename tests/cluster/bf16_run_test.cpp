@@ -35,7 +35,8 @@ const char* const kStrategies[] = {"ps", "ralp@fc3", "allreduce", "hybrid@fc3"};
 // oneDNN kernel variant chosen and its FP32 accumulation order: each BF16 activation may then
 // round to the neighbouring value, 2^-8 relative, and the gradients and updates follow by about
 // that much. Three steps of momentum compound it at most threefold: 3 * 2^-8 = 1.2e-2; the
-// tolerance is 2e-2.
+// tolerance is 2e-2. Measured: with two workers the four strategies agree bit for bit (the head
+// runs each worker's micro-batch at the worker's batch size, so oneDNN picks the same kernels).
 constexpr double kBf16UpdateTolerance = 2e-2;
 // 20 steps of BF16 against FP32, per step: |loss_bf16 - loss_fp32| <= this * loss_fp32. The
 // forward rounds every activation to BF16 (2^-9 relative each), which moves the loss by about
