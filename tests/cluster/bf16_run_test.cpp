@@ -140,12 +140,24 @@ TEST(ClusterBf16, TwentyStepsFollowFp32sLoss) {
   }
 }
 
+// A precision the profile cannot run (tf32 on a CPU profile: the scenario's check), and one the
+// profile can but this machine's CPU kernels cannot (fp16 on a V100 profile, run on the CPU).
 TEST(ClusterBf16, APrecisionTheKernelsCannotRunStopsEveryRank) {
   const TempDir dir("cluster-bf16");
   const auto result = run_command(testing::loopback_mpirun(
       3, write_scenario(dir, 1, "tf32") + " --quiet", 60));
   EXPECT_EQ(result.status, 2) << result.out << result.err;
   EXPECT_NE(result.err.find("tf32"), std::string::npos) << result.err;
+
+  const std::string gpu = dir / "v100-fp16.json";
+  Json scenario = read_json_file(write_scenario(dir, 1, "fp16"));
+  scenario["cluster"]["worker_device"] = "v100";
+  std::ofstream(gpu) << scenario.dump();
+  const auto on_cpu = run_command(testing::loopback_mpirun(3, gpu + " --quiet --device cpu", 60));
+  EXPECT_EQ(on_cpu.status, 2) << on_cpu.out << on_cpu.err;
+  EXPECT_NE(on_cpu.err.find("/precision is \"fp16\", but this machine's kernels cannot compute"),
+            std::string::npos)
+      << on_cpu.err;
 }
 
 }  // namespace
