@@ -122,6 +122,29 @@ struct MaybeReorder {
   }
 };
 
+// Mixed precision casts the FP32 master weights into the compute type in each pass that reads
+// them. Backward-data reads the forward's cast again, as AMP's cast cache does, instead of
+// casting once more, when it wants the same layout and gets the weights that forward cast (they
+// do not change between a step's forward and backward). FP32 passes reorder as before.
+struct WeightCasts {
+  bool shared = false;
+  const void* cast_from = nullptr;  // the weights the last forward cast
+
+  void prepare(const MaybeReorder& forward, const MaybeReorder& backward, bool mixed) {
+    shared = mixed && forward.reorder && backward.reorder &&
+             forward.converted.get_desc() == backward.converted.get_desc();
+  }
+  memory& for_forward(MaybeReorder& forward, memory& user, dnnl::stream& s) {
+    cast_from = user.get_data_handle();
+    return forward.to_wanted(user, s);
+  }
+  memory& for_backward(MaybeReorder& forward, MaybeReorder& backward, memory& user,
+                       dnnl::stream& s) const {
+    if (shared && cast_from == user.get_data_handle()) return forward.converted;
+    return backward.to_wanted(user, s);
+  }
+};
+
 // The same description with the layout left to the primitive (format_tag::any).
 memory::desc any_layout(const memory::desc& md) {
   return {md.dims(), md.data_type(), tag::any};
@@ -211,6 +234,7 @@ class ConvRunner final : public CpuRunner {
       bwd_diff_dst_.prepare(dst, pd.diff_dst_desc(), engine());
       bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
       diff_src_ = unbound(src);
+      casts_.prepare(fwd_weights_, bwd_weights_, compute_type() != dt::f32);
     }
     diff_dst_ = unbound(dst);
     const bool blocked = layouts.backward_weight;
@@ -233,7 +257,7 @@ class ConvRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
-                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_WEIGHTS, casts_.for_forward(fwd_weights_, weights_, s)},
                                          {DNNL_ARG_DST, fwd_dst_.target(dst_)}};
     if (has_bias()) {
       bind(bias_, args.bias);
@@ -251,7 +275,7 @@ class ConvRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
-                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_WEIGHTS, casts_.for_backward(fwd_weights_, bwd_weights_, weights_, s)},
                           {DNNL_ARG_DIFF_DST, bwd_diff_dst_.to_wanted(diff_dst_, s)}});
     bwd_diff_src_.from_wanted(diff_src_, s);
   }
@@ -282,6 +306,7 @@ class ConvRunner final : public CpuRunner {
   MaybeReorder fwd_weights_, fwd_src_, fwd_dst_;
   MaybeReorder bwd_weights_, bwd_diff_dst_, bwd_diff_src_;
   MaybeReorder wgt_src_, wgt_diff_dst_, diff_weights_out_;
+  WeightCasts casts_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 
@@ -566,6 +591,7 @@ class FullyConnectedRunner final : public CpuRunner {
       backward_data_ = dnnl::inner_product_backward_data(pd);
       bwd_weights_.prepare(user_w, pd.weights_desc(), engine());
       bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
+      casts_.prepare(fwd_weights_, bwd_weights_, compute_type() != dt::f32);
     }
     const bool blocked = layouts.backward_weight;
     const dnnl::inner_product_backward_weights::primitive_desc wpd(
@@ -593,7 +619,7 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
-                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_WEIGHTS, casts_.for_forward(fwd_weights_, weights_, s)},
                                          {DNNL_ARG_DST, dst_}};
     if (has_bias()) {
       bind(bias_, args.bias);
@@ -610,7 +636,7 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
-                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_WEIGHTS, casts_.for_backward(fwd_weights_, bwd_weights_, weights_, s)},
                           {DNNL_ARG_DIFF_DST, diff_dst_}});
     bwd_diff_src_.from_wanted(diff_src_, s);
   }
@@ -637,6 +663,7 @@ class FullyConnectedRunner final : public CpuRunner {
   std::optional<dnnl::inner_product_backward_data> backward_data_;
   dnnl::inner_product_backward_weights backward_weights_;
   MaybeReorder fwd_src_, fwd_weights_, bwd_weights_, bwd_diff_src_, wgt_src_, diff_weights_out_;
+  WeightCasts casts_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 
