@@ -148,6 +148,11 @@ TEST(ClusterBf16, APrecisionTheKernelsCannotRunStopsEveryRank) {
       3, write_scenario(dir, 1, "tf32") + " --quiet", 60));
   EXPECT_EQ(result.status, 2) << result.out << result.err;
   EXPECT_NE(result.err.find("tf32"), std::string::npos) << result.err;
+  // The same through the command line's override, which names its option.
+  const auto overridden = run_command(testing::loopback_mpirun(
+      3, write_scenario(dir, 1, "bf16") + " --precision fp16 --quiet", 60));
+  EXPECT_EQ(overridden.status, 2) << overridden.out << overridden.err;
+  EXPECT_NE(overridden.err.find("--precision"), std::string::npos) << overridden.err;
 
   const std::string gpu = dir / "v100-fp16.json";
   Json scenario = read_json_file(write_scenario(dir, 1, "fp16"));
