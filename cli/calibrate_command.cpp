@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "commands.hpp"
@@ -23,6 +24,8 @@ struct CalibrateOptions {
   int threads = 1;
   std::string out;
   std::string name;
+  std::string precision = "fp32";
+  std::string profile;  // the measured profile a non-FP32 section is added to
   int repetitions = 5;
   double min_time = 0.05;
   int model_steps = 0;
@@ -120,6 +123,39 @@ std::string given_command(const CLI::App& sub) {
   return command;
 }
 
+// The precision asked for; anything but fp32 needs the measured profile it extends.
+Precision parse_precision_option(const CalibrateOptions& o) {
+  const auto precision = parse_precision(o.precision);
+  if (!precision) {
+    std::string names;
+    for (const auto& n : precision_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError(kCommand, "--precision", "is '" + o.precision + "', expected one of " + names);
+  }
+  if (*precision != Precision::fp32 && o.profile.empty()) {
+    throw InputError(kCommand, "--profile",
+                     "is missing, expected the measured profile of this device that the " +
+                         o.precision + " section is added to");
+  }
+  if (*precision == Precision::fp32 && !o.profile.empty()) {
+    throw InputError(kCommand, "--profile",
+                     "is given, expected it only with --precision other than fp32 (an FP32 "
+                     "calibration writes a whole profile)");
+  }
+  return *precision;
+}
+
+// The backend, or exit 2 naming --precision when the device cannot compute in it.
+kernels::BackendSelection select(const kernels::BackendOptions& options) {
+  try {
+    return kernels::select_backend(options);
+  } catch (const std::invalid_argument& e) {
+    if (options.precision == Precision::fp32) throw;
+    throw InputError(kCommand, "--precision",
+                     "is '" + std::string(to_string(options.precision)) +
+                         "', expected a precision this device computes in: " + e.what());
+  }
+}
+
 int run(const CalibrateOptions& o, const std::string& command) {
   if (o.models.empty()) throw InputError(kCommand, "--model", "is missing, expected a model");
   const std::vector<int64_t> batches = parse_batches(o.batches, "--batch");
@@ -153,18 +189,29 @@ int run(const CalibrateOptions& o, const std::string& command) {
     throw InputError(kCommand, "--time-sharing", "is " + given.str() + ", expected 0 to 60 seconds");
   }
   backend_options.threads = o.threads;
+  backend_options.precision = parse_precision_option(o);
   check_output_path("--out", o.out);
+  std::optional<DeviceProfile> base;
+  if (!o.profile.empty()) base = load_device_profile(o.profile);
 
-  auto selection = kernels::select_backend(backend_options);
+  auto selection = select(backend_options);
   if (!selection.note.empty()) std::cerr << selection.note << '\n';
   kernels::Backend& backend = *selection.backend;
+  if (base) {
+    try {
+      calibrate::check_same_host(*base, calibrate::profile_host(backend));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(kCommand, "--profile", e.what());
+    }
+  }
 
   calibrate::CalibrationOptions options;
   options.repetitions = o.repetitions;
   options.min_time = o.min_time;
   options.end_to_end = !o.no_end_to_end;
   options.model_steps = o.model_steps;
-  options.time_sharing_window = o.time_sharing;
+  // Time sharing is the device's, measured with the FP32 profile.
+  options.time_sharing_window = base ? 0.0 : o.time_sharing;
   options.seed = o.seed;
   options.name = o.name;
   options.command = command;
@@ -172,12 +219,24 @@ int run(const CalibrateOptions& o, const std::string& command) {
   std::cerr << "calibrating on " << backend.device_name() << ": " << shapes.size()
             << " distinct layer shapes, " << o.repetitions << " repetitions of at least "
             << o.min_time << " s each\n";
-  const DeviceProfile profile = calibrate::calibrate(backend, requests, options, print_progress);
+  DeviceProfile profile = calibrate::calibrate(backend, requests, options, print_progress);
+  if (base) {
+    try {
+      profile = calibrate::add_precision_section(*base, profile, backend_options.precision);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(kCommand, "--profile", e.what());
+    }
+  }
 
   const std::string out = o.out.empty() ? profile.name + ".json" : o.out;
   write_output(out, device_profile_to_json(profile).dump(2) + "\n");
   std::cerr << "wrote " << (out == "-" ? "the profile" : out) << " (" << profile.measured.size()
             << " measured shapes)\n";
+  if (base) {
+    const auto checks = profile.provenance.find(o.precision + "_end_to_end");
+    if (checks != profile.provenance.end()) std::cerr << "fidelity: " << checks->second << '\n';
+    return kExitOk;
+  }
   for (const EndToEndCheck& c : profile.end_to_end) {
     std::ostringstream line;
     line << std::showpos << std::fixed << std::setprecision(1)
@@ -211,6 +270,15 @@ void add_calibrate_command(CLI::App& app, Action& action) {
                   "the CPU with a note when no device answers)")
       ->capture_default_str();
   sub->add_option("--threads", o->threads, "CPU threads for the CPU kernels")->capture_default_str();
+  sub->add_option("--precision", o->precision,
+                  "Precision the kernels compute in: fp32 (a whole profile), or bf16, fp16, tf32 "
+                  "(a section added to the FP32 profile given with --profile; the device must "
+                  "run it: the CPU runs bf16 with AVX-512)")
+      ->capture_default_str();
+  sub->add_option("--profile", o->profile,
+                  "With --precision other than fp32: the measured profile of this device (same "
+                  "CPU or GPU, same --threads) that the precision's section is added to; its "
+                  "FP32 content is kept as it is, and the result goes to --out");
   sub->add_option("--out", o->out,
                   "Profile file to write ('-' for standard output); default NAME.json");
   sub->add_option("--name", o->name,

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "ralp/spec/scenario_overrides.hpp"
 #include "ralp/cluster/run_cluster.hpp"
 #include "ralp/reports/result_io.hpp"
 #include "ralp/spec/scenario.hpp"
@@ -27,6 +28,7 @@ struct ClusterCommandOptions {
   std::string trace;
   std::string allreduce = "ring";
   std::string device = "auto";
+  std::string precision;  // replaces the scenario's /precision when given
   std::string dump_parameters;
   bool messages = false;
   bool quiet = false;
@@ -138,6 +140,10 @@ void add_cluster_command(CLI::App& app, Action& action) {
                   "ring: this project's ring over point-to-point messages (what the simulator "
                   "models); mpi: the MPI library's MPI_Allreduce, to compare")
       ->check(CLI::IsMember({"ring", "mpi"}));
+  for (const auto& o : scenario_override_options()) {
+    if (o.name != "precision") continue;  // --strategy and --cut are the cluster's own
+    cmd->add_option("--" + o.name, options->precision, o.help)->type_name(o.value_name);
+  }
   cmd->add_option("--device", options->device, "Kernel device: auto (CUDA when present), cpu, cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   // A testing aid: each strategy's final parameters, for the equivalence test.
@@ -161,7 +167,9 @@ void add_cluster_command(CLI::App& app, Action& action) {
       std::vector<cluster::PlannedStrategy> strategies;
       cluster::ClusterOptions run_options;
       try {
-        scenario.emplace(load_scenario(options->scenario));
+        std::vector<ScenarioOverride> overrides;
+        if (!options->precision.empty()) overrides.push_back({"precision", options->precision});
+        scenario.emplace(load_scenario(options->scenario, overrides));
         for (size_t i = 0; i < scenario->strategies.size(); ++i) {
           const Transport& t = scenario->strategies[i].transport;
           if (t.name == "ideal") continue;
@@ -198,6 +206,7 @@ void add_cluster_command(CLI::App& app, Action& action) {
         run_options.keep_timeline = !options->trace.empty();
         run_options.fault = cluster::fault_from_environment();
         strategies = cluster::plan_strategies(*scenario, run_options, auto_cut_resolver(*scenario));
+        cluster::check_precision(*scenario, run_options.device);
       } catch (const InputError& e) {
         problem = e;
       } catch (const std::exception& e) {

@@ -30,6 +30,7 @@ struct ValidateCommandOptions {
   std::string json;
   std::string hostfile;
   std::string network;
+  std::string precision = "fp32";
   std::string profile;
   // The library's defaults, so that they are set in one place.
   int passes = validate::ValidateOptions{}.passes;
@@ -192,6 +193,28 @@ void print_table(const validate::ValidationRun& run) {
   }
 }
 
+// The precision asked for, which this machine's CPU kernels must compute in.
+Precision validate_precision(const std::string& text, int threads) {
+  const auto precision = parse_precision(text);
+  if (!precision) {
+    std::string names;
+    for (const auto& n : precision_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError("--precision", "", "is '" + text + "', expected one of " + names);
+  }
+#ifdef RALP_HAVE_CLUSTER
+  try {
+    (void)kernels::make_cpu_backend(std::max(threads, 1), kernels::CpuPassLayout::automatic,
+                                    *precision);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--precision", "", "is '" + text + "', which this machine cannot run: " +
+                                            e.what());
+  }
+#else
+  (void)threads;
+#endif
+  return *precision;
+}
+
 std::map<std::string, std::string> host_identity(int threads) {
 #ifdef RALP_HAVE_CLUSTER
   return kernels::make_cpu_backend(threads)->provenance();
@@ -234,6 +257,11 @@ void add_validate_command(CLI::App& app, Action& action) {
                   "links are not shaped, so --rates names their real rate");
   cmd->add_option("--network", o->network,
                   "With --hostfile: the network the ranks use (interface or CIDR)");
+  cmd->add_option("--precision", o->precision,
+                  "Precision the points train and are predicted in: fp32, or bf16 (the CPU's "
+                  "kernels with AVX-512); other than fp32, each calibration also measures that "
+                  "precision's section of the profile")
+      ->capture_default_str();
   cmd->add_option("--profile", o->profile,
                   "Device profile to use instead of calibrating (it must have been measured on "
                   "this host with these threads and library versions)");
@@ -296,6 +324,7 @@ void add_validate_command(CLI::App& app, Action& action) {
       v.max_steps = o->max_steps;
       v.warmup_steps = o->warmup_steps;
       if (!o->profile.empty()) v.profile = o->profile;
+      v.precision = validate_precision(o->precision, o->threads);
       check_output_path("--json", o->json);
       if (!o->hostfile.empty()) {
         v.hostfile = o->hostfile;

@@ -7,6 +7,7 @@
 
 #include "ralp/cluster/parameter_layout.hpp"
 #include "ralp/cluster/synthetic_data.hpp"
+#include "ralp/kernels/bf16.hpp"
 #include "ralp/kernels/network.hpp"
 #include "segmented_network.hpp"
 
@@ -34,14 +35,23 @@ bool needs_gradient(const LayerGraph& graph, LayerId id) {
 // The activation message of one worker's micro-batch: each boundary tensor (plain order), the
 // model input when a head layer reads it, and the labels; and the gradients that go back, for the
 // boundary layers that need one.
+//
+// The values are floats on the host. Under 16-bit mixed precision the network's activations and
+// their gradients are BF16, and so is what travels: 2 bytes a value (`wire`), converted from the
+// floats before a send (exactly: they hold BF16 values) and back after a receive. Labels stay
+// 32-bit. A node's first device passes its members' messages on as they came.
 struct BoundaryMessage {
   std::vector<std::vector<float>> activations;  // one per CutInfo::boundary layer
   std::vector<float> images;                    // when CutInfo::boundary_has_model_input
   std::vector<int32_t> labels;
   std::vector<LayerId> gradient_layers;
   std::vector<std::vector<float>> gradients;  // one per gradient layer
+  bool bf16_wire = false;
+  std::vector<std::vector<uint16_t>> activations16, gradients16;
+  std::vector<uint16_t> images16;
 
-  BoundaryMessage(const LayerGraph& graph, const CutInfo& cut, int64_t batch) {
+  BoundaryMessage(const LayerGraph& graph, const CutInfo& cut, int64_t batch, bool bf16)
+      : bf16_wire(bf16) {
     for (const LayerId id : cut.boundary) {
       const auto size = static_cast<size_t>(batch * graph.layer(id).output.elements());
       activations.emplace_back(size);
@@ -54,20 +64,63 @@ struct BoundaryMessage {
       images.resize(static_cast<size_t>(batch * graph.input_shape().elements()));
     }
     labels.resize(static_cast<size_t>(batch));
+    if (!bf16_wire) return;
+    for (const auto& a : activations) activations16.emplace_back(a.size());
+    for (const auto& g : gradients) gradients16.emplace_back(g.size());
+    images16.resize(images.size());
   }
+  Piece activation_piece(size_t i) {
+    return bf16_wire ? piece_of(activations16[i]) : piece_of(activations[i]);
+  }
+  Piece gradient_piece(size_t i) {
+    return bf16_wire ? piece_of(gradients16[i]) : piece_of(gradients[i]);
+  }
+  Piece images_piece() { return bf16_wire ? piece_of(images16) : piece_of(images); }
   std::vector<Piece> activation_pieces() {
     std::vector<Piece> pieces;
-    for (auto& a : activations) pieces.push_back(piece_of(a));
-    if (!images.empty()) pieces.push_back(piece_of(images));
+    for (size_t i = 0; i < activations.size(); ++i) pieces.push_back(activation_piece(i));
+    if (!images.empty()) pieces.push_back(images_piece());
     pieces.push_back(piece_of(labels));
     return pieces;
   }
   std::vector<Piece> gradient_pieces() {
     std::vector<Piece> pieces;
-    for (auto& g : gradients) pieces.push_back(piece_of(g));
+    for (size_t i = 0; i < gradients.size(); ++i) pieces.push_back(gradient_piece(i));
     return pieces;
   }
+  // Before sending the activations, and after receiving them; the same for the gradients.
+  void pack_activations() {
+    if (!bf16_wire) return;
+    for (size_t i = 0; i < activations.size(); ++i) pack(activations[i], activations16[i]);
+    pack(images, images16);
+  }
+  void unpack_activations() {
+    if (!bf16_wire) return;
+    for (size_t i = 0; i < activations.size(); ++i) unpack(activations16[i], activations[i]);
+    unpack(images16, images);
+  }
+  void pack_gradients() {
+    if (!bf16_wire) return;
+    for (size_t i = 0; i < gradients.size(); ++i) pack(gradients[i], gradients16[i]);
+  }
+  void unpack_gradients() {
+    if (!bf16_wire) return;
+    for (size_t i = 0; i < gradients.size(); ++i) unpack(gradients16[i], gradients[i]);
+  }
+
+ private:
+  static void pack(const std::vector<float>& from, std::vector<uint16_t>& to) {
+    std::transform(from.begin(), from.end(), to.begin(), kernels::to_bf16);
+  }
+  static void unpack(const std::vector<uint16_t>& from, std::vector<float>& to) {
+    std::transform(from.begin(), from.end(), to.begin(), kernels::from_bf16);
+  }
 };
+
+// Whether boundary messages travel in BF16: when the backend's activations are BF16.
+bool bf16_boundaries(const kernels::Backend& backend) {
+  return backend.activation_type() == kernels::DataType::bf16;
+}
 
 [[noreturn]] void unexpected(const Op& op, const char* role) {
   throw std::logic_error(std::string(role) + " has no action for " +
@@ -115,13 +168,14 @@ class WorkerActions final : public RankActions {
     }
     if (ctx.has_head()) {
       cut_ = graph.describe_cut(*ctx.cut);
-      boundary_ = std::make_unique<BoundaryMessage>(graph, *cut_, ctx.batch());
+      boundary_ = std::make_unique<BoundaryMessage>(graph, *cut_, ctx.batch(),
+                                                    bf16_boundaries(ctx.backend));
     }
     // A node's first device gathering the head's boundaries receives the others' micro-batches.
     const int64_t per_node = schedule.plan.devices_per_node;
     if (schedule.plan.gathers_boundaries() && worker % per_node == 0) {
       for (int64_t m = 1; m < per_node; ++m) {
-        member_boundaries_.emplace_back(graph, *cut_, ctx.batch());
+        member_boundaries_.emplace_back(graph, *cut_, ctx.batch(), bf16_boundaries(ctx.backend));
       }
     }
     // Hierarchical all-reduce: a node's first device receives the others' fusion buffers.
@@ -178,10 +232,12 @@ class WorkerActions final : public RankActions {
       }
       if (cut_->boundary_has_model_input) boundary_->images = batch_->images;
       boundary_->labels = batch_->labels;
+      boundary_->pack_activations();
       return;
     }
     if (op.kind == OpKind::compute && op.pass == Pass::backward) {
       if (op.layer == last && boundary_) {
+        boundary_->unpack_gradients();
         for (size_t i = 0; i < boundary_->gradient_layers.size(); ++i) {
           backend.copy_from_host(net_.output_gradient(boundary_->gradient_layers[i]),
                                  boundary_->gradients[i]);
@@ -340,12 +396,12 @@ class WorkerActions final : public RankActions {
     const size_t tensors = gradients ? boundary_->gradients.size() : boundary_->activations.size();
     for (size_t i = 0; i < tensors; ++i) {
       for (BoundaryMessage* m : node) {
-        pieces.push_back(piece_of(gradients ? m->gradients[i] : m->activations[i]));
+        pieces.push_back(gradients ? m->gradient_piece(i) : m->activation_piece(i));
       }
     }
     if (gradients) return pieces;
     for (BoundaryMessage* m : node) {
-      if (!m->images.empty()) pieces.push_back(piece_of(m->images));
+      if (!m->images.empty()) pieces.push_back(m->images_piece());
     }
     for (BoundaryMessage* m : node) pieces.push_back(piece_of(m->labels));
     return pieces;
@@ -429,7 +485,7 @@ class ServerActions final : public RankActions {
       head_ = std::make_unique<kernels::Network>(backend, graph, *ctx.cut, graph.size(), batch,
                                                  ctx.scenario.seed);
       for (int64_t w = 0; w < ctx.workers(); w += devices_) {
-        messages_.try_emplace(w, graph, *cut_, micro_batch);
+        messages_.try_emplace(w, graph, *cut_, micro_batch, bf16_boundaries(ctx.backend));
       }
     }
   }
@@ -561,6 +617,7 @@ class ServerActions final : public RankActions {
   void run_head(int32_t worker, int64_t step) {
     kernels::Backend& backend = ctx_.backend;
     BoundaryMessage& m = messages_.at(worker);
+    m.unpack_activations();
     for (size_t i = 0; i < cut_->boundary.size(); ++i) {
       backend.copy_from_host(head_->boundary_input(cut_->boundary[i]), m.activations[i]);
     }
@@ -577,6 +634,7 @@ class ServerActions final : public RankActions {
       // mean, devices times that of the node's mean.
       for (float& g : m.gradients[i]) g *= static_cast<float>(devices_);
     }
+    m.pack_gradients();
   }
 
   // Every worker's micro-batch as one batch of W * B images, one after another in plain order.
@@ -588,6 +646,7 @@ class ServerActions final : public RankActions {
       for (auto& [w, m] : messages_) all.insert(all.end(), (m.*member).begin(), (m.*member).end());
       return all;
     };
+    for (auto& [w, m] : messages_) m.unpack_activations();
     for (size_t i = 0; i < cut_->boundary.size(); ++i) {
       std::vector<float> all;
       for (auto& [w, m] : messages_) {
@@ -616,6 +675,7 @@ class ServerActions final : public RankActions {
         for (float& out : m.gradients[i]) out = all[at++] * static_cast<float>(workers);
       }
     }
+    for (auto& [w, m] : messages_) m.pack_gradients();
   }
 
   StrategyContext& ctx_;

@@ -189,6 +189,17 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
   return out;
 }
 
+void check_precision(const Scenario& scenario, ClusterDevice device) {
+  if (scenario.precision == Precision::fp32) return;
+  try {
+    (void)kernels::select_backend({device_choice(device), 1, scenario.precision});
+  } catch (const std::invalid_argument& e) {
+    throw InputError(scenario.file, "/precision",
+                     "is \"" + std::string(to_string(scenario.precision)) +
+                         "\", but this machine's kernels cannot compute in it: " + e.what());
+  }
+}
+
 void check_world_size(const Scenario& scenario, int ranks) {
   const int64_t needed = scenario.parameter_servers + scenario.workers;
   if (ranks == needed) return;
@@ -329,7 +340,8 @@ std::optional<MeasuredRun> run_cluster(MpiSession& session, const Scenario& scen
     FaultInjector faults(options.fault, rank, role.name());
 
     kernels::BackendSelection selection =
-        kernels::select_backend({device_choice(options.device), scenario.training.threads});
+        kernels::select_backend({device_choice(options.device), scenario.training.threads,
+                                 scenario.precision});
     kernels::Backend& backend = *selection.backend;
     const bool talk = rank == 0 && static_cast<bool>(options.progress);
     if (talk && !selection.note.empty()) options.progress(selection.note);

@@ -1,7 +1,9 @@
 // Tensors and runner descriptions: the parts every backend shares, the CUDA module included.
 #include "ralp/kernels/backend.hpp"
 #include "tensor_checks.hpp"
+#include "ralp/kernels/bf16.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -83,11 +85,29 @@ int64_t TensorDesc::elements() const {
   return n;
 }
 
-int64_t TensorDesc::bytes() const { return elements() * 4; }
+int64_t element_bytes(DataType type) {
+  return type == DataType::bf16 || type == DataType::f16 ? 2 : 4;
+}
+
+const char* to_string(DataType type) {
+  switch (type) {
+    case DataType::f32:
+      return "f32";
+    case DataType::s32:
+      return "s32";
+    case DataType::bf16:
+      return "bf16";
+    case DataType::f16:
+      return "f16";
+  }
+  return "?";
+}
+
+int64_t TensorDesc::bytes() const { return elements() * element_bytes(type); }
 
 std::string TensorDesc::to_string() const {
   std::ostringstream out;
-  out << (type == DataType::f32 ? "f32[" : "s32[");
+  out << kernels::to_string(type) << '[';
   for (size_t i = 0; i < dims.size(); ++i) out << (i > 0 ? "," : "") << dims[i];
   out << ']' << (layout == Layout::channels_last ? " channels_last" : "");
   return out.str();
@@ -96,8 +116,9 @@ std::string TensorDesc::to_string() const {
 Tensor::Tensor(TensorDesc desc, std::unique_ptr<TensorStorage> storage)
     : desc_(std::move(desc)), storage_(std::move(storage)) {}
 
-TensorDesc activation_desc(int64_t batch, int64_t c, int64_t h, int64_t w, Layout layout) {
-  return {{batch, c, h, w}, DataType::f32, layout};
+TensorDesc activation_desc(int64_t batch, int64_t c, int64_t h, int64_t w, Layout layout,
+                           DataType type) {
+  return {{batch, c, h, w}, type, layout};
 }
 
 namespace {
@@ -124,6 +145,22 @@ bool needs_permutation(const TensorDesc& desc) {
 
 }  // namespace
 
+void to_plain_order(const TensorDesc& desc, const uint16_t* src, float* dst) {
+  if (!needs_permutation(desc)) {
+    std::transform(src, src + desc.elements(), dst, from_bf16);
+    return;
+  }
+  for_each_nhwc(desc, [&](int64_t plain, int64_t laid) { dst[plain] = from_bf16(src[laid]); });
+}
+
+void from_plain_order(const TensorDesc& desc, const float* src, uint16_t* dst) {
+  if (!needs_permutation(desc)) {
+    std::transform(src, src + desc.elements(), dst, to_bf16);
+    return;
+  }
+  for_each_nhwc(desc, [&](int64_t plain, int64_t laid) { dst[laid] = to_bf16(src[plain]); });
+}
+
 void to_plain_order(const TensorDesc& desc, const float* src, float* dst) {
   if (!needs_permutation(desc)) {
     std::copy(src, src + desc.elements(), dst);
@@ -140,19 +177,35 @@ void from_plain_order(const TensorDesc& desc, const float* src, float* dst) {
   for_each_nhwc(desc, [&](int64_t plain, int64_t laid) { dst[laid] = src[plain]; });
 }
 
-LayerRunner::LayerRunner(const Layer& layer, int64_t batch, Layout layout)
-    : layer_(layer), batch_(batch), layout_(layout) {
+LayerRunner::LayerRunner(const Layer& layer, int64_t batch, Layout layout,
+                         DataType activation_type)
+    : layer_(layer), batch_(batch), layout_(layout), activation_type_(activation_type) {
   if (batch < 1) throw std::invalid_argument("batch must be >= 1");
 }
 
 TensorDesc LayerRunner::input_desc(size_t i) const {
   const TensorShape& s = layer_.input_shapes.at(i);
-  return activation_desc(batch_, s.channels, s.height, s.width, layout_);
+  return activation_desc(batch_, s.channels, s.height, s.width, layout_, activation_type_);
 }
 
 TensorDesc LayerRunner::output_desc() const {
   const TensorShape& s = layer_.output;
-  return activation_desc(batch_, s.channels, s.height, s.width, layout_);
+  const DataType type =
+      layer_.kind() == LayerKind::softmax_cross_entropy ? DataType::f32 : activation_type_;
+  return activation_desc(batch_, s.channels, s.height, s.width, layout_, type);
+}
+
+DataType activation_type(Precision precision) {
+  switch (precision) {
+    case Precision::bf16:
+      return DataType::bf16;
+    case Precision::fp16:
+      return DataType::f16;
+    case Precision::fp32:
+    case Precision::tf32:
+      break;
+  }
+  return DataType::f32;
 }
 
 TensorDesc LayerRunner::weight_desc() const {

@@ -28,7 +28,8 @@ CpuPassLayout automatic_cpu_pass_layout(const Layer& /*layer*/, KernelPass /*pas
   return CpuPassLayout::channels_last;
 }
 
-std::unique_ptr<Backend> make_cpu_backend(int /*threads*/, CpuPassLayout /*layout*/) {
+std::unique_ptr<Backend> make_cpu_backend(int /*threads*/, CpuPassLayout /*layout*/,
+                                          Precision /*precision*/) {
   throw std::runtime_error(
       "this build has no CPU kernel backend (oneDNN was not found)");
 }
@@ -84,29 +85,29 @@ std::string cuda_unavailable_reason() {
   return opened.api == nullptr ? opened.error : opened.api->unavailable_reason();
 }
 
-std::unique_ptr<Backend> make_cuda_backend() {
+std::unique_ptr<Backend> make_cuda_backend(Precision precision) {
   if (!cuda_backend_built()) throw std::runtime_error(kNotBuilt);
   const OpenedCudaModule& opened = process_cuda_module();
   if (opened.api == nullptr) throw std::runtime_error(opened.error);
-  return opened.api->make_backend();
+  return opened.api->make_backend(precision);
 }
 
 BackendSelection select_backend(const BackendOptions& options) {
   if (options.threads < 1) throw std::invalid_argument("threads must be >= 1");
   BackendSelection out;
   if (options.device == DeviceChoice::cpu) {
-    out.backend = make_cpu_backend(options.threads);
+    out.backend = make_cpu_backend(options.threads, CpuPassLayout::automatic, options.precision);
     return out;
   }
   const std::string reason = cuda_unavailable_reason();
   if (reason.empty()) {
-    out.backend = make_cuda_backend();
+    out.backend = make_cuda_backend(options.precision);
     return out;
   }
   if (!cpu_backend_built()) {
     throw std::runtime_error(reason + ", and this build has no CPU kernel backend");
   }
-  out.backend = make_cpu_backend(options.threads);
+  out.backend = make_cpu_backend(options.threads, CpuPassLayout::automatic, options.precision);
   if (options.device == DeviceChoice::cuda || cuda_backend_built()) {
     out.note = reason + ": using the CPU (" + out.backend->device_name() + ")";
   }

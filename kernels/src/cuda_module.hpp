@@ -12,14 +12,15 @@ namespace ralp::kernels {
 
 // Changes whenever CudaModuleInterface or the Backend interface changes, so that a module from
 // another build is refused with a reason instead of crashing.
-inline constexpr int kCudaModuleInterfaceVersion = 1;
+inline constexpr int kCudaModuleInterfaceVersion = 2;
 
 struct CudaModuleInterface {
   int version = 0;
   // Why no CUDA device can be used, or empty when one can (cuda_unavailable_reason's meaning).
   std::string (*unavailable_reason)() = nullptr;
-  // A backend on device 0; throws std::runtime_error when no device can be used.
-  std::unique_ptr<Backend> (*make_backend)() = nullptr;
+  // A backend on device 0 computing in `precision`; throws std::runtime_error when no device can
+  // be used, std::invalid_argument when the device cannot compute in that precision.
+  std::unique_ptr<Backend> (*make_backend)(Precision precision) = nullptr;
 };
 
 // The module's entry point, looked up by this name.

@@ -91,7 +91,8 @@ Network::~Network() = default;
 void Network::build(uint64_t init_seed) {
   const Layout layout = backend_.activation_layout();
   const auto activation = [&](const TensorShape& s) {
-    return activation_desc(batch_, s.channels, s.height, s.width, layout);
+    return activation_desc(batch_, s.channels, s.height, s.width, layout,
+                           backend_.activation_type());
   };
   has_loss_ = last_ == graph_.size();
   parameters_.reserve(2 * (last_ - first_));

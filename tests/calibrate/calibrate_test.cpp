@@ -61,6 +61,70 @@ TEST(Slug, MakesFileNameSafeNames) {
   EXPECT_EQ(slug("NVIDIA H200"), "nvidia-h200");
 }
 
+// A BF16 calibration of a small model becomes the bf16 section of an FP32 profile: its layers are
+// tagged bf16, its fits go to precision_fitted, and the FP32 layers, fits and rates stay as they
+// were; the cost model then reads the BF16 times in bf16 and the FP32 ones in fp32.
+TEST(Calibrate, AddsABf16SectionAndKeepsTheFp32One) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "the CPU backend is not built";
+  std::unique_ptr<kernels::Backend> bf16;
+  try {
+    bf16 = kernels::make_cpu_backend(1, kernels::CpuPassLayout::automatic, Precision::bf16);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << e.what();
+  }
+  auto fp32 = kernels::make_cpu_backend(1);
+  std::vector<ModelRequest> requests;
+  requests.push_back({*zoo_model("cifar_allconv"), {2}});
+  CalibrationOptions options;
+  options.repetitions = 1;
+  options.min_time = 0.001;
+  options.warm_up_time = 0.0;
+  options.model_steps = 2;
+  options.time_sharing_window = 0.0;
+  const auto quiet = [](const ProgressUpdate&) {};
+  const DeviceProfile base = calibrate(*fp32, requests, options, quiet);
+  const DeviceProfile section = calibrate(*bf16, requests, options, quiet);
+  EXPECT_TRUE(section.fitted.empty());
+  ASSERT_TRUE(section.precision_fitted.contains(Precision::bf16));
+  EXPECT_EQ(section.provenance.at("precision"), "bf16");
+  for (const MeasuredLayer& m : section.measured) EXPECT_EQ(m.precision, Precision::bf16);
+
+  const DeviceProfile both = add_precision_section(base, section, Precision::bf16);
+  EXPECT_EQ(both.fitted, base.fitted);
+  EXPECT_EQ(both.end_to_end, base.end_to_end);
+  EXPECT_EQ(both.peak_flops, base.peak_flops);
+  EXPECT_EQ(both.precision_fitted.at(Precision::bf16), section.precision_fitted.at(Precision::bf16));
+  EXPECT_EQ(both.measured.size(), base.measured.size() + section.measured.size());
+  EXPECT_TRUE(std::equal(base.measured.begin(), base.measured.end(), both.measured.begin()));
+  EXPECT_EQ(both.provenance.at("bf16_date"), section.provenance.at("date"));
+  EXPECT_NE(both.provenance.at("bf16_end_to_end").find("cifar_allconv b2: "), std::string::npos);
+  EXPECT_FALSE(both.provenance.contains("precision"));
+  // Adding it again replaces the section rather than doubling it; the JSON round trip keeps all.
+  const DeviceProfile again = add_precision_section(both, section, Precision::bf16);
+  EXPECT_EQ(again.measured.size(), both.measured.size());
+  EXPECT_EQ(parse_device_profile(device_profile_to_json(both), "", "test"), both);
+  EXPECT_EQ(precision_support(both, Precision::bf16).support, PrecisionSupport::native);
+
+  const Layer& conv = requests[0].graph.layer(0);
+  const auto fp32_model = make_cost_model(both, Precision::fp32);
+  const auto bf16_model = make_cost_model(both, Precision::bf16);
+  const auto time_of = [&](const DeviceProfile& p) {
+    for (const MeasuredLayer& m : p.measured) {
+      if (m.signature == conv.signature() && m.batch == 2) {
+        return m.in_step ? m.in_step->forward : m.forward;  // the model prefers in-step times
+      }
+    }
+    return Seconds(-1.0);
+  };
+  EXPECT_EQ(fp32_model->estimate(make_layer_key(conv, 2)).forward, time_of(base));
+  EXPECT_EQ(bf16_model->estimate(make_layer_key(conv, 2)).forward, time_of(section));
+
+  DeviceProfile elsewhere = base;
+  elsewhere.host->threads = 2;
+  EXPECT_THROW((void)add_precision_section(elsewhere, section, Precision::bf16),
+               std::invalid_argument);
+}
+
 // A whole calibration of a small model on the CPU: every layer with work comes back as measured
 // from the written profile, and the end-to-end check is recorded.
 TEST(Calibrate, WritesAProfileTheCostModelReadsAsMeasured) {

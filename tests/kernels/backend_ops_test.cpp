@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "ralp/kernels/backend.hpp"
+#include "ralp/kernels/bf16.hpp"
 #include "ralp/kernels/dropout_mask.hpp"
 #include "test_support.hpp"
 
@@ -36,6 +37,44 @@ TEST_P(BackendOps, HostCopiesRoundTripInEveryLayout) {
     const kernels::Tensor t = backend_->upload(kernels::activation_desc(2, 3, 4, 5, layout), to_float(values));
     EXPECT_EQ(relative_error(backend_->download(t), values), 0.0);
   }
+}
+
+// BF16 host copies round each value to nearest even (in every layout) and read it back exactly;
+// BF16 sums add in FP32 and round once.
+TEST(CpuBf16Memory, RoundsOnUploadAndSumsWithOneRounding) {
+  RALP_TRACE_SEED();
+  std::string why;
+  Backend* backend = cpu_bf16_test_backend(kernels::CpuPassLayout::automatic, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  std::mt19937_64 rng = test_rng();
+  const Vec values = random_values(rng, 2 * 3 * 4 * 5);
+  const Vec rounded = round_to_bf16(values);
+  for (const auto layout : {kernels::Layout::plain, kernels::Layout::channels_last}) {
+    const auto desc = kernels::activation_desc(2, 3, 4, 5, layout, kernels::DataType::bf16);
+    kernels::Tensor t = backend->upload(desc, to_float(values));
+    EXPECT_EQ(relative_error(backend->download(t), rounded), 0.0);
+    const kernels::Tensor u = backend->upload(desc, to_float(rounded));
+    backend->add_into(t, u);
+    Vec want;
+    for (const double v : rounded) want.push_back(kernels::round_to_bf16(static_cast<float>(2 * v)));
+    EXPECT_EQ(relative_error(backend->download(t), want), 0.0);
+  }
+  kernels::Tensor filled = backend->allocate({{3}, kernels::DataType::bf16});
+  backend->fill(filled, 1.0F / 3.0F);
+  EXPECT_EQ(backend->download(filled), std::vector<float>(3, kernels::round_to_bf16(1.0F / 3.0F)));
+  // 1 + 2^-8 lies halfway between BF16 neighbours 1 and 1 + 2^-7: ties round to the even one.
+  EXPECT_EQ(kernels::round_to_bf16(1.0F + 1.0F / 256.0F), 1.0F);
+  EXPECT_EQ(kernels::round_to_bf16(1.0F + 3.0F / 256.0F), 1.0F + 4.0F / 256.0F);
+}
+
+TEST(CpuPrecisions, RefusesThoseTheCpuCannotRun) {
+  if (!kernels::cpu_backend_built()) GTEST_SKIP() << "no CPU backend";
+  EXPECT_THROW((void)kernels::make_cpu_backend(1, kernels::CpuPassLayout::automatic, Precision::tf32),
+               std::invalid_argument);
+  EXPECT_THROW((void)kernels::make_cpu_backend(1, kernels::CpuPassLayout::automatic, Precision::fp16),
+               std::invalid_argument);
+  EXPECT_EQ(kernels::make_cpu_backend(1)->precision(), Precision::fp32);
+  EXPECT_EQ(kernels::make_cpu_backend(1)->provenance().count("precision"), 0U);
 }
 
 TEST_P(BackendOps, SumOfSeveralBuffers) {

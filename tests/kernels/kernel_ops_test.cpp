@@ -364,6 +364,196 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(blocked ? "blocked_" : "channels_last_") + std::get<1>(p.param);
     });
 
+// One case on a BF16 backend against the reference computed on the BF16-rounded operands the
+// kernels read (see kBf16ReferenceTolerance): inputs and output gradients are BF16 tensors, the
+// FP32 master weights of convolution and FC layers are rounded in the passes' weight reorders,
+// biases and batch-norm scale and shift stay FP32. Finite differences are left to the FP32 tests:
+// a BF16 forward rounds a small step away.
+//
+// Pooling's backward-data pass is the exception to kBf16ReferenceTolerance's single rounding:
+// oneDNN's BF16 kernel (jit:avx512_core_bf16 on channels-last data) adds each window's share into
+// the BF16 gradient in turn, rounding after each addition, so an input in m overlapping windows
+// takes up to m roundings, and the bound grows to m times the single one.
+int64_t pooling_overlap(const Layer& layer) {
+  if (layer.kind() != LayerKind::max_pool && layer.kind() != LayerKind::avg_pool) return 1;
+  const auto& a = std::get<PoolAttrs>(layer.spec.attrs);
+  if (a.global) return 1;
+  const auto windows = [](int64_t kernel, int64_t stride) { return (kernel + stride - 1) / stride; };
+  return windows(a.kernel_h, a.stride_h) * windows(a.kernel_w, a.stride_w);
+}
+
+// Values as a tensor of the backend's activation type holds them: rounded to BF16 or FP16.
+Vec rounded(Backend& backend, const Vec& v) {
+  const kernels::TensorDesc desc{{static_cast<int64_t>(v.size())}, backend.activation_type()};
+  return to_double(backend.download(backend.upload(desc, to_float(v))));
+}
+
+// The same check on a backend of either 16-bit type (the CUDA backend's FP16 and BF16 too),
+// with that type's tolerance.
+void check_mixed_case(Backend* backend, const std::string& name, double tolerance) {
+  const OpCase& c = find_case(name);
+  const Layer layer = make_layer(c);
+  std::mt19937_64 rng = test_rng();
+  CaseData data = make_data(layer, c.batch, rng);
+  for (Vec& v : data.inputs) v = rounded(*backend, v);
+  const bool rounded_weights =
+      layer.kind() == LayerKind::conv2d || layer.kind() == LayerKind::fully_connected;
+  if (rounded_weights) data.weight = rounded(*backend, data.weight);
+  data.diff_output = rounded(*backend, data.diff_output);
+  std::optional<Harness> made;
+  try {
+    made.emplace(*backend, layer, c.batch, data);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
+  }
+  Harness& h = *made;
+  std::vector<const Vec*> inputs;
+  for (const Vec& v : data.inputs) inputs.push_back(&v);
+  double ref_loss = 0.0;
+  const Vec ref_out =
+      ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
+  h.forward();
+  EXPECT_LT(relative_error(h.output(), ref_out), tolerance) << "forward";
+  if (h.is_loss()) {
+    EXPECT_NEAR(h.loss(), ref_loss, tolerance * std::abs(ref_loss));
+  }
+  const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
+                                        data.diff_output, data.labels, data.mask);
+  h.backward();
+  const double data_tolerance = tolerance * static_cast<double>(pooling_overlap(layer));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), data_tolerance)
+        << "backward-data of input " << i;
+  }
+  if (layer.weight_params > 0) {
+    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), tolerance) << "backward-weight";
+  }
+  if (layer.bias_params > 0) {
+    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), tolerance) << "backward-bias";
+  }
+}
+
+class CpuBf16Ops
+    : public ::testing::TestWithParam<std::tuple<kernels::CpuPassLayout, std::string>> {};
+
+TEST_P(CpuBf16Ops, MatchTheReferenceOnRoundedOperands) {
+  RALP_TRACE_SEED();
+  const auto [layout, name] = GetParam();
+  std::string why;
+  Backend* backend = cpu_bf16_test_backend(layout, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  check_mixed_case(backend, name, kBf16ReferenceTolerance);
+}
+
+std::string layout_prefix(kernels::CpuPassLayout layout) {
+  switch (layout) {
+    case kernels::CpuPassLayout::automatic:
+      return "";
+    case kernels::CpuPassLayout::channels_last:
+      return "channels_last_";
+    case kernels::CpuPassLayout::blocked:
+      return "blocked_";
+  }
+  return "";
+}
+
+INSTANTIATE_TEST_SUITE_P(Bf16, CpuBf16Ops,
+                         ::testing::Combine(::testing::Values(kernels::CpuPassLayout::automatic),
+                                            ::testing::ValuesIn(case_names())),
+                         [](const auto& p) {
+                           return layout_prefix(std::get<0>(p.param)) + std::get<1>(p.param);
+                         });
+
+INSTANTIATE_TEST_SUITE_P(Bf16Layouts, CpuBf16Ops,
+                         ::testing::Combine(::testing::Values(kernels::CpuPassLayout::channels_last,
+                                                              kernels::CpuPassLayout::blocked),
+                                            ::testing::ValuesIn(conv_and_fc_case_names())),
+                         [](const auto& p) {
+                           return layout_prefix(std::get<0>(p.param)) + std::get<1>(p.param);
+                         });
+
+// The tensors of a BF16 runner: 16-bit activations, FP32 weights, biases and loss output.
+TEST(CpuBf16Ops, KeepsActivationsInBf16AndParametersInFp32) {
+  std::string why;
+  Backend* backend = cpu_bf16_test_backend(kernels::CpuPassLayout::automatic, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  EXPECT_EQ(backend->precision(), Precision::bf16);
+  const auto conv = backend->make_runner(make_layer(find_case("conv3x3")), 2);
+  EXPECT_EQ(conv->input_desc(0).type, kernels::DataType::bf16);
+  EXPECT_EQ(conv->output_desc().type, kernels::DataType::bf16);
+  EXPECT_EQ(conv->weight_desc().type, kernels::DataType::f32);
+  EXPECT_EQ(conv->bias_desc().type, kernels::DataType::f32);
+  EXPECT_EQ(conv->input_desc(0).bytes(), 2 * conv->input_desc(0).elements());
+  const auto loss = backend->make_runner(make_layer(find_case("softmax_cross_entropy")), 4);
+  EXPECT_EQ(loss->input_desc(0).type, kernels::DataType::bf16);
+  EXPECT_EQ(loss->output_desc().type, kernels::DataType::f32);
+}
+
+// The CUDA backend in FP16 and BF16 mixed precision, as the CPU's BF16 above.
+class CudaMixedOps : public ::testing::TestWithParam<std::tuple<Precision, std::string>> {};
+
+TEST_P(CudaMixedOps, MatchTheReferenceOnRoundedOperands) {
+  RALP_TRACE_SEED();
+  const auto [precision, name] = GetParam();
+  std::string why;
+  Backend* backend = cuda_precision_test_backend(precision, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  check_mixed_case(backend, name,
+                   precision == Precision::bf16 ? kBf16ReferenceTolerance : kFp16ReferenceTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, CudaMixedOps,
+                         ::testing::Combine(::testing::Values(Precision::fp16, Precision::bf16),
+                                            ::testing::ValuesIn(case_names())),
+                         [](const auto& p) {
+                           return std::string(to_string(std::get<0>(p.param))) + "_" +
+                                  std::get<1>(p.param);
+                         });
+
+// The CUDA backend in TF32 against the double reference: forward and both backward passes of
+// every case within kTf32ReferenceTolerance (the layers without products compute in FP32 and
+// meet it by far).
+class CudaTf32Ops : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaTf32Ops, MatchTheReference) {
+  RALP_TRACE_SEED();
+  std::string why;
+  Backend* backend = cuda_precision_test_backend(Precision::tf32, &why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  const OpCase& c = find_case(GetParam());
+  const Layer layer = make_layer(c);
+  std::mt19937_64 rng = test_rng();
+  const CaseData data = make_data(layer, c.batch, rng);
+  std::optional<Harness> made;
+  try {
+    made.emplace(*backend, layer, c.batch, data);
+  } catch (const std::invalid_argument& e) {
+    GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
+  }
+  Harness& h = *made;
+  std::vector<const Vec*> inputs;
+  for (const Vec& v : data.inputs) inputs.push_back(&v);
+  double ref_loss = 0.0;
+  const Vec ref_out =
+      ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
+  h.forward();
+  EXPECT_LT(relative_error(h.output(), ref_out), kTf32ReferenceTolerance) << "forward";
+  const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
+                                        data.diff_output, data.labels, data.mask);
+  h.backward();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), kTf32ReferenceTolerance)
+        << "backward-data of input " << i;
+  }
+  if (layer.weight_params > 0) {
+    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), kTf32ReferenceTolerance)
+        << "backward-weight";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tf32, CudaTf32Ops, ::testing::ValuesIn(case_names()),
+                         [](const auto& p) { return p.param; });
+
 class CudaMatchesCpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaMatchesCpu, SameResults) {

@@ -1,5 +1,6 @@
 // Seeds, random data, error measures and test backends.
 #include "test_support.hpp"
+#include "ralp/kernels/bf16.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -96,6 +97,47 @@ kernels::Backend* cpu_test_backend(kernels::CpuPassLayout layout, std::string* w
     return nullptr;
   }
   return (made[layout] = kernels::make_cpu_backend(2, layout)).get();
+}
+
+kernels::Backend* cpu_bf16_test_backend(kernels::CpuPassLayout layout, std::string* why) {
+  static std::map<kernels::CpuPassLayout, std::unique_ptr<kernels::Backend>> made;
+  if (auto it = made.find(layout); it != made.end()) return it->second.get();
+  if (!kernels::cpu_backend_built()) {
+    *why = "the CPU backend is not built (no oneDNN)";
+    return nullptr;
+  }
+  try {
+    return (made[layout] = kernels::make_cpu_backend(2, layout, Precision::bf16)).get();
+  } catch (const std::invalid_argument& e) {
+    *why = e.what();
+    return nullptr;
+  }
+}
+
+kernels::Backend* cuda_precision_test_backend(Precision precision, std::string* why) {
+  static std::map<Precision, std::unique_ptr<kernels::Backend>> backends;
+  std::unique_ptr<kernels::Backend>& made = backends[precision];
+  if (made) return made.get();
+  if (const std::string reason = kernels::cuda_unavailable_reason(); !reason.empty()) {
+    *why = reason;
+    return nullptr;
+  }
+  try {
+    made = kernels::make_cuda_backend(precision);
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return nullptr;
+  }
+  return made.get();
+}
+
+std::vector<double> round_to_bf16(const std::vector<double>& v) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (const double x : v) {
+    out.push_back(kernels::round_to_bf16(static_cast<float>(x)));
+  }
+  return out;
 }
 
 }  // namespace ralp::testing

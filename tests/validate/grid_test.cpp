@@ -150,6 +150,13 @@ TEST(Grid, DerivedScenarioCarriesTheCalibration) {
                              .dump(2);
   EXPECT_DOUBLE_EQ(load_scenario(file.string()).platform.nic_burst.value(), 65536.0);
   EXPECT_FALSE(loaded.message_cpu.charged());
+  // The precision only when it is not fp32, which the profile's bf16 section lets it ask for.
+  EXPECT_FALSE(s.contains("precision"));
+  std::ofstream(file) << derived_scenario(base, kAlexnet.parent_path(), grid[0],
+                                          {.profile = profile, .network = fit, .steps = 7,
+                                           .warmup_steps = 1, .precision = Precision::bf16})
+                             .dump(2);
+  EXPECT_EQ(load_scenario(file.string()).precision, Precision::bf16);
   // And the messages' CPU time, per message and per byte.
   NetworkFit charged = fit;
   charged.send_cpu_s_per_byte = 1.5e-9;

@@ -213,6 +213,7 @@ Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
   s["strategies"] = Json::array({point.strategy.spec});
   s["steps"] = settings.steps;
   s["warmup_steps"] = settings.warmup_steps;
+  if (settings.precision != Precision::fp32) s["precision"] = std::string(to_string(settings.precision));
   return s;
 }
 

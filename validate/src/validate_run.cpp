@@ -94,6 +94,20 @@ std::map<std::string, std::string> provenance_of(const Json& profile) {
   return string_map(profile.at("measured").value("provenance", Json::object()));
 }
 
+// Why a profile cannot predict points in `precision` (it has no section of it:
+// /measured/precision_fitted/<precision>), or nullopt when it can.
+std::optional<std::string> lacks_precision(const Json& profile, Precision precision) {
+  if (precision == Precision::fp32) return std::nullopt;
+  const std::string name(to_string(precision));
+  const Json* measured = profile.contains("measured") ? &profile.at("measured") : nullptr;
+  if (measured != nullptr && measured->contains("precision_fitted") &&
+      measured->at("precision_fitted").contains(name)) {
+    return std::nullopt;
+  }
+  return "has no " + name + " section (precision_fitted." + name + "), expected one made by "
+         "ralp calibrate --precision " + name;
+}
+
 // Whether a profile holds ralp calibrate's time-sharing measurement (/measured/time_sharing).
 bool measures_time_sharing(const Json& profile) {
   return profile.is_object() && profile.contains("measured") && profile.at("measured").is_object() &&
@@ -323,6 +337,11 @@ ProfileChoice Runner::choose_profile(const std::vector<std::pair<std::string, in
       say("ralp validate: warning: " + file.string() + " was " + *load +
           "; other work on this machine may have slowed its kernels");
     }
+    if (const auto missing = lacks_precision(p, o_.precision)) {
+      if (origin == Origin::named) throw InputError(file.string(), "/measured", *missing);
+      say("ralp validate: not reusing " + file.string() + ": " + *missing);
+      return std::nullopt;
+    }
     if (origin != Origin::named && !profile_covers(p, models)) {
       say("ralp validate: not reusing " + file.string() + ": it lacks a model of the grid");
       return std::nullopt;
@@ -371,14 +390,23 @@ void Runner::calibrate_kernels(const std::vector<std::pair<std::string, int64_t>
   for (const auto& [model, batch] : models) {
     argv.insert(argv.end(), {"--model", model + ":" + std::to_string(batch)});
   }
-  say("ralp validate: calibrating kernels: " + shell_quote(argv));
-  const ProcessResult r = run_process(
-      argv, {.timeout_s = kCalibrateTimeoutS,
-             .on_line = [this](const std::string& line) { say("  " + line); }});
-  if (r.status != 0) {
-    throw std::runtime_error("ralp calibrate failed (status " + std::to_string(r.status) +
-                             "): " + last_lines(r.output, 3));
-  }
+  const auto run = [&](const std::vector<std::string>& command) {
+    say("ralp validate: calibrating kernels: " + shell_quote(command));
+    const ProcessResult r = run_process(
+        command, {.timeout_s = kCalibrateTimeoutS,
+                  .on_line = [this](const std::string& line) { say("  " + line); }});
+    if (r.status != 0) {
+      throw std::runtime_error("ralp calibrate failed (status " + std::to_string(r.status) +
+                               "): " + last_lines(r.output, 3));
+    }
+  };
+  run(argv);
+  if (o_.precision == Precision::fp32) return;
+  // The points' precision: its section, measured the same way and added to the same file.
+  std::vector<std::string> section = argv;
+  section.insert(section.begin() + 2, {"--precision", std::string(to_string(o_.precision)),
+                                       "--profile", file.string()});
+  run(section);
 }
 
 LinkProbe Runner::probe_link(const LinkRate& rate) {
@@ -468,7 +496,7 @@ PointComparison Runner::run_point(const GridPoint& point, const NetworkFit& fit,
                                 : fs::path(".");
   const Layout layout = layout_of(point.shape, point.strategy.kind);
   DerivedSettings settings{.profile = profile, .network = fit, .steps = o_.max_steps,
-                           .warmup_steps = o_.warmup_steps};
+                           .warmup_steps = o_.warmup_steps, .precision = o_.precision};
   // Namespace hosts run on this machine's cores: ranks that share one are told to the simulator,
   // and so are the token buckets that shape their links.
   if (!o_.hostfile) {

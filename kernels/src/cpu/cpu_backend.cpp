@@ -5,6 +5,7 @@
 #include "cpu/cpu_backend.hpp"
 #include "../tensor_checks.hpp"
 #include "ralp/devices/device_profile.hpp"
+#include "ralp/kernels/bf16.hpp"
 
 #include <omp.h>
 
@@ -51,13 +52,72 @@ class WallTimer final : public DeviceTimer {
   std::chrono::steady_clock::time_point start_, stop_;
 };
 
+// Whether oneDNN runs AVX-512 code here: its BF16 kernels need it (native BF16 instructions on
+// avx512_core_bf16 and later, emulated on plain avx512_core).
+bool has_avx512_core() {
+  using dnnl::cpu_isa;
+  const cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == cpu_isa::avx512_core || isa == cpu_isa::avx512_core_vnni ||
+         isa == cpu_isa::avx512_core_bf16 || isa == cpu_isa::avx512_core_amx;
+}
+
+// The instruction set oneDNN's kernels use here, in oneDNN's words.
+std::string isa_name() {
+  using dnnl::cpu_isa;
+  switch (dnnl::get_effective_cpu_isa()) {
+    case cpu_isa::avx512_core:
+      return "avx512_core";
+    case cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case cpu_isa::avx2:
+      return "avx2";
+    default:
+      return "other";
+  }
+}
+
+std::string cpu_precision_unavailable_reason(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+      return {};
+    case Precision::bf16:
+      if (has_avx512_core()) return {};
+      return "the CPU backend computes in bf16 only with AVX-512 (oneDNN's BF16 kernels); this "
+             "CPU has none";
+    case Precision::tf32:
+      return "the CPU backend cannot compute in tf32 (a GPU tensor-core format)";
+    case Precision::fp16:
+      return "the CPU backend cannot compute in fp16 (oneDNN 2.6 has no FP16 convolution for "
+             "x86 CPUs)";
+  }
+  return "unknown precision";
+}
+
 }  // namespace
+
+dnnl::memory::data_type to_dnnl(DataType type) {
+  using dt = dnnl::memory::data_type;
+  switch (type) {
+    case DataType::f32:
+      return dt::f32;
+    case DataType::s32:
+      return dt::s32;
+    case DataType::bf16:
+      return dt::bf16;
+    case DataType::f16:
+      return dt::f16;
+  }
+  return dt::undef;
+}
 
 dnnl::memory::desc to_dnnl(const TensorDesc& desc) {
   using tag = dnnl::memory::format_tag;
   const dnnl::memory::dims dims(desc.dims.begin(), desc.dims.end());
-  const auto type = desc.type == DataType::f32 ? dnnl::memory::data_type::f32
-                                               : dnnl::memory::data_type::s32;
+  const auto type = to_dnnl(desc.type);
   if (desc.layout == Layout::channels_last && dims.size() == 4) return {dims, type, tag::nhwc};
   static const tag plain[] = {tag::undef, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde};
   if (dims.empty() || dims.size() > 5) throw std::invalid_argument("unsupported tensor rank");
@@ -73,13 +133,17 @@ void bind(dnnl::memory& memory, const Tensor* tensor) {
   memory.set_data_handle(tensor->raw());
 }
 
-CpuBackend::CpuBackend(int threads, CpuPassLayout pass_layout)
+CpuBackend::CpuBackend(int threads, CpuPassLayout pass_layout, Precision precision)
     : threads_(threads),
       pass_layout_(pass_layout),
+      precision_(precision),
       engine_(dnnl::engine::kind::cpu, 0),
       stream_(engine_),
       cpu_model_(this_machine_cpu_model()) {
   if (threads < 1) throw std::invalid_argument("threads must be >= 1");
+  if (const std::string why = cpu_precision_unavailable_reason(precision); !why.empty()) {
+    throw std::invalid_argument(why);
+  }
   activate();
 }
 
@@ -97,11 +161,17 @@ std::string CpuBackend::device_name() const {
 
 std::map<std::string, std::string> CpuBackend::provenance() const {
   const dnnl_version_t* v = dnnl_version();
-  return {{"device", "cpu"},
-          {"cpu_model", cpu_model_},
-          {"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                         std::to_string(v->patch) + " (" + v->hash + ")"},
-          {"threads", std::to_string(threads_)}};
+  std::map<std::string, std::string> out = {
+      {"device", "cpu"},
+      {"cpu_model", cpu_model_},
+      {"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                     std::to_string(v->patch) + " (" + v->hash + ")"},
+      {"threads", std::to_string(threads_)}};
+  if (precision_ != Precision::fp32) {
+    out["precision"] = std::string(to_string(precision_));
+    out["onednn_isa"] = isa_name();
+  }
+  return out;
 }
 
 Tensor CpuBackend::allocate(const TensorDesc& desc) {
@@ -110,12 +180,20 @@ Tensor CpuBackend::allocate(const TensorDesc& desc) {
 
 void CpuBackend::copy_from_host(Tensor& dst, std::span<const float> src) {
   check_span(dst, src.size());
-  from_plain_order(dst.desc(), src.data(), dst.f32());
+  if (dst.desc().type == DataType::bf16) {
+    from_plain_order(dst.desc(), src.data(), dst.bf16());
+  } else {
+    from_plain_order(dst.desc(), src.data(), dst.f32());
+  }
 }
 
 void CpuBackend::copy_to_host(const Tensor& src, std::span<float> dst) {
   check_span(src, dst.size());
-  to_plain_order(src.desc(), src.f32(), dst.data());
+  if (src.desc().type == DataType::bf16) {
+    to_plain_order(src.desc(), src.bf16(), dst.data());
+  } else {
+    to_plain_order(src.desc(), src.f32(), dst.data());
+  }
 }
 
 void CpuBackend::copy_labels_from_host(Tensor& dst, std::span<const int32_t> src) {
@@ -124,7 +202,11 @@ void CpuBackend::copy_labels_from_host(Tensor& dst, std::span<const int32_t> src
 }
 
 void CpuBackend::fill(Tensor& dst, float value) {
-  std::fill(dst.f32(), dst.f32() + dst.elements(), value);
+  if (dst.desc().type == DataType::bf16) {
+    std::fill(dst.bf16(), dst.bf16() + dst.elements(), to_bf16(value));
+  } else {
+    std::fill(dst.f32(), dst.f32() + dst.elements(), value);
+  }
 }
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
@@ -161,10 +243,17 @@ void CpuBackend::sgd_update(Tensor& weights, const Tensor& gradient, Tensor& vel
 void CpuBackend::scaled_sum(const std::vector<std::pair<float, const Tensor*>>& terms, Tensor& dst) {
   activate();
   const int64_t n = dst.elements();
-  const dnnl::memory::desc md({n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
+  const DataType type = dst.desc().type;
+  for (const auto& [scale, tensor] : terms) {
+    if (tensor->desc().type != type) {
+      throw std::invalid_argument("sum of tensors of types " + tensor->desc().to_string() +
+                                  " and " + dst.desc().to_string());
+    }
+  }
+  const dnnl::memory::desc md({n}, to_dnnl(type), dnnl::memory::format_tag::a);
   std::vector<float> scales;
   for (const auto& [scale, tensor] : terms) scales.push_back(scale);
-  SumKey key{n, scales};
+  SumKey key{n, type, scales};
   auto it = sums_.find(key);
   if (it == sums_.end()) {
     const std::vector<dnnl::memory::desc> mds(terms.size(), md);
@@ -243,8 +332,8 @@ CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass) {
   return blocked ? CpuPassLayout::blocked : CpuPassLayout::channels_last;
 }
 
-std::unique_ptr<Backend> make_cpu_backend(int threads, CpuPassLayout layout) {
-  return std::make_unique<cpu::CpuBackend>(threads, layout);
+std::unique_ptr<Backend> make_cpu_backend(int threads, CpuPassLayout layout, Precision precision) {
+  return std::make_unique<cpu::CpuBackend>(threads, layout, precision);
 }
 
 }  // namespace ralp::kernels

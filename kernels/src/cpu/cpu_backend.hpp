@@ -16,7 +16,7 @@ namespace ralp::kernels::cpu {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(int threads, CpuPassLayout pass_layout);
+  CpuBackend(int threads, CpuPassLayout pass_layout, Precision precision);
 
   [[nodiscard]] BackendKind kind() const override { return BackendKind::cpu; }
   [[nodiscard]] std::string device_name() const override;
@@ -24,6 +24,7 @@ class CpuBackend final : public Backend {
   [[nodiscard]] int threads() const override { return threads_; }
   [[nodiscard]] Layout activation_layout() const override { return Layout::channels_last; }
   [[nodiscard]] int64_t last_level_cache_bytes() const override;
+  [[nodiscard]] Precision precision() const override { return precision_; }
 
   [[nodiscard]] Tensor allocate(const TensorDesc& desc) override;
   void copy_from_host(Tensor& dst, std::span<const float> src) override;
@@ -53,12 +54,14 @@ class CpuBackend final : public Backend {
 
   struct SumKey {
     int64_t elements = 0;
+    DataType type = DataType::f32;
     std::vector<float> scales;
     friend auto operator<=>(const SumKey&, const SumKey&) = default;
   };
 
   int threads_;
   CpuPassLayout pass_layout_;
+  Precision precision_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::string cpu_model_;
@@ -66,8 +69,9 @@ class CpuBackend final : public Backend {
   std::map<SumKey, dnnl::sum> sums_;
 };
 
-// The oneDNN description of a tensor description.
+// The oneDNN description of a tensor description, and the oneDNN type of a data type.
 dnnl::memory::desc to_dnnl(const TensorDesc& desc);
+dnnl::memory::data_type to_dnnl(DataType type);
 // A memory object without a buffer; runners point it at tensors with set_data_handle.
 dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine);
 void bind(dnnl::memory& memory, const Tensor* tensor);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "cpu/cpu_backend.hpp"
+#include "ralp/kernels/bf16.hpp"
 #include "ralp/kernels/dropout_mask.hpp"
 
 namespace ralp::kernels::cpu {
@@ -24,7 +25,8 @@ int64_t right_pad(int64_t in, int64_t out, int64_t window, int64_t stride, int64
 class CpuRunner : public LayerRunner {
  public:
   CpuRunner(CpuBackend& backend, const Layer& layer, int64_t batch)
-      : LayerRunner(layer, batch, Layout::channels_last), backend_(backend) {}
+      : LayerRunner(layer, batch, Layout::channels_last, backend.activation_type()),
+        backend_(backend) {}
 
   void backward_data(const LayerArgs&) override {
     throw std::logic_error("layer '" + layer_.name() + "' has no backward-data pass");
@@ -35,6 +37,8 @@ class CpuRunner : public LayerRunner {
 
  protected:
   [[nodiscard]] const dnnl::engine& engine() const { return backend_.engine(); }
+  // The type the passes compute on: the activations' (f32, or bf16 under mixed precision).
+  [[nodiscard]] dt compute_type() const { return to_dnnl(activation_type_); }
   // Every primitive gets its scratchpad from its runner: with oneDNN's default (library-owned)
   // scratchpad, large ones were allocated and freed around each execution, and the page faults
   // of the fresh memory made FC backward-weight passes several times slower.
@@ -118,6 +122,29 @@ struct MaybeReorder {
   }
 };
 
+// Mixed precision casts the FP32 master weights into the compute type in each pass that reads
+// them. Backward-data reads the forward's cast again, as AMP's cast cache does, instead of
+// casting once more, when it wants the same layout and gets the weights that forward cast (they
+// do not change between a step's forward and backward). FP32 passes reorder as before.
+struct WeightCasts {
+  bool shared = false;
+  const void* cast_from = nullptr;  // the weights the last forward cast
+
+  void prepare(const MaybeReorder& forward, const MaybeReorder& backward, bool mixed) {
+    shared = mixed && forward.reorder && backward.reorder &&
+             forward.converted.get_desc() == backward.converted.get_desc();
+  }
+  memory& for_forward(MaybeReorder& forward, memory& user, dnnl::stream& s) {
+    cast_from = user.get_data_handle();
+    return forward.to_wanted(user, s);
+  }
+  memory& for_backward(MaybeReorder& forward, MaybeReorder& backward, memory& user,
+                       dnnl::stream& s) const {
+    if (shared && cast_from == user.get_data_handle()) return forward.converted;
+    return backward.to_wanted(user, s);
+  }
+};
+
 // The same description with the layout left to the primitive (format_tag::any).
 memory::desc any_layout(const memory::desc& md) {
   return {md.dims(), md.data_type(), tag::any};
@@ -160,8 +187,11 @@ class ConvRunner final : public CpuRunner {
       wdims = {a.groups, a.out_channels / a.groups, in.channels / a.groups, a.kernel_h, a.kernel_w};
       wtag = tag::goihw;
     }
+    // FP32 master weights, converted into the compute type by the passes' weight reorders; the
+    // weight gradients come back in FP32 (oneDNN accumulates them in FP32 whatever the type).
     const memory::desc user_w(wdims, dt::f32, wtag);
-    const memory::desc any_w(wdims, dt::f32, tag::any);
+    const memory::desc any_w(wdims, compute_type(), tag::any);
+    const memory::desc any_diff_w(wdims, dt::f32, tag::any);
     const memory::desc bias = a.bias ? memory::desc({a.out_channels}, dt::f32, tag::a) : memory::desc();
     const memory::dims strides = {a.stride_h, a.stride_w};
     const memory::dims dilates = {a.dilation_h - 1, a.dilation_w - 1};
@@ -204,12 +234,13 @@ class ConvRunner final : public CpuRunner {
       bwd_diff_dst_.prepare(dst, pd.diff_dst_desc(), engine());
       bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
       diff_src_ = unbound(src);
+      casts_.prepare(fwd_weights_, bwd_weights_, compute_type() != dt::f32);
     }
     diff_dst_ = unbound(dst);
     const bool blocked = layouts.backward_weight;
     const dnnl::convolution_backward_weights::primitive_desc wpd(
-        dnnl::convolution_backward_weights::desc(alg, src_of(blocked), any_w, bias, dst_of(blocked),
-                                                 strides, dilates, pad_l, pad_r),
+        dnnl::convolution_backward_weights::desc(alg, src_of(blocked), any_diff_w, bias,
+                                                 dst_of(blocked), strides, dilates, pad_l, pad_r),
         user_scratchpad(), engine(), forward_pd(blocked));
     backward_weights_ = dnnl::convolution_backward_weights(wpd);
     wgt_src_.prepare(src, wpd.src_desc(), engine());
@@ -226,7 +257,7 @@ class ConvRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
-                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_WEIGHTS, casts_.for_forward(fwd_weights_, weights_, s)},
                                          {DNNL_ARG_DST, fwd_dst_.target(dst_)}};
     if (has_bias()) {
       bind(bias_, args.bias);
@@ -244,7 +275,7 @@ class ConvRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
-                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_WEIGHTS, casts_.for_backward(fwd_weights_, bwd_weights_, weights_, s)},
                           {DNNL_ARG_DIFF_DST, bwd_diff_dst_.to_wanted(diff_dst_, s)}});
     bwd_diff_src_.from_wanted(diff_src_, s);
   }
@@ -275,6 +306,7 @@ class ConvRunner final : public CpuRunner {
   MaybeReorder fwd_weights_, fwd_src_, fwd_dst_;
   MaybeReorder bwd_weights_, bwd_diff_dst_, bwd_diff_src_;
   MaybeReorder wgt_src_, wgt_diff_dst_, diff_weights_out_;
+  WeightCasts casts_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 
@@ -522,19 +554,25 @@ class FullyConnectedRunner final : public CpuRunner {
     const auto& a = std::get<FullyConnectedAttrs>(layer.spec.attrs);
     const TensorShape& in = layer.input_shapes.front();
     const PassLayouts layouts = pass_layouts(b, layer);
-    memory::desc src, w;
+    // `w` is the weights as the passes read them (in the compute type), `user_w` the FP32 master
+    // weights and FP32 weight gradients; the same description in FP32.
+    memory::desc src, w, user_w;
     if (in.height * in.width == 1) {
-      src = memory::desc({batch, in.channels}, dt::f32, tag::nc);
-      w = memory::desc({a.out_features, in.channels}, dt::f32, tag::oi);
+      src = memory::desc({batch, in.channels}, compute_type(), tag::nc);
+      w = memory::desc({a.out_features, in.channels}, compute_type(), tag::oi);
+      user_w = memory::desc({a.out_features, in.channels}, dt::f32, tag::oi);
     } else {
       // A spatial input stays channels-last; oneDNN reads the OIHW weights in PyTorch's order.
       src = to_dnnl(input_desc(0));
-      w = memory::desc({a.out_features, in.channels, in.height, in.width}, dt::f32, tag::oihw);
+      const memory::dims wdims = {a.out_features, in.channels, in.height, in.width};
+      w = memory::desc(wdims, compute_type(), tag::oihw);
+      user_w = memory::desc(wdims, dt::f32, tag::oihw);
     }
-    const memory::desc dst({batch, a.out_features}, dt::f32, tag::nc);
+    const memory::desc dst({batch, a.out_features}, compute_type(), tag::nc);
     const memory::desc bias = a.bias ? memory::desc({a.out_features}, dt::f32, tag::a) : memory::desc();
     const auto src_of = [&](bool blocked) { return blocked ? any_layout(src) : src; };
     const auto w_of = [&](bool blocked) { return blocked ? any_layout(w) : w; };
+    const auto diff_w_of = [&](bool blocked) { return blocked ? any_layout(user_w) : user_w; };
     const auto forward_pd = [&](bool blocked) {
       return dnnl::inner_product_forward::primitive_desc(
           dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_training, src_of(blocked),
@@ -544,29 +582,30 @@ class FullyConnectedRunner final : public CpuRunner {
     const auto fwd_pd = forward_pd(layouts.forward);
     forward_ = dnnl::inner_product_forward(fwd_pd);
     fwd_src_.prepare(src, fwd_pd.src_desc(), engine());
-    fwd_weights_.prepare(w, fwd_pd.weights_desc(), engine());
+    fwd_weights_.prepare(user_w, fwd_pd.weights_desc(), engine());
     if (layer.needs_input_gradient) {
       const bool blocked = layouts.backward_data;
       const dnnl::inner_product_backward_data::primitive_desc pd(
           dnnl::inner_product_backward_data::desc(src_of(blocked), w_of(blocked), dst),
           user_scratchpad(), engine(), forward_pd(blocked));
       backward_data_ = dnnl::inner_product_backward_data(pd);
-      bwd_weights_.prepare(w, pd.weights_desc(), engine());
+      bwd_weights_.prepare(user_w, pd.weights_desc(), engine());
       bwd_diff_src_.prepare_output(src, pd.diff_src_desc(), engine());
+      casts_.prepare(fwd_weights_, bwd_weights_, compute_type() != dt::f32);
     }
     const bool blocked = layouts.backward_weight;
     const dnnl::inner_product_backward_weights::primitive_desc wpd(
-        dnnl::inner_product_backward_weights::desc(src_of(blocked), w_of(blocked), bias, dst),
+        dnnl::inner_product_backward_weights::desc(src_of(blocked), diff_w_of(blocked), bias, dst),
         user_scratchpad(), engine(), forward_pd(blocked));
     backward_weights_ = dnnl::inner_product_backward_weights(wpd);
     wgt_src_.prepare(src, wpd.src_desc(), engine());
-    diff_weights_out_.prepare_output(w, wpd.diff_weights_desc(), engine());
+    diff_weights_out_.prepare_output(user_w, wpd.diff_weights_desc(), engine());
     src_ = unbound(src);
     dst_ = unbound(dst);
-    weights_ = unbound(w);
+    weights_ = unbound(user_w);
     diff_src_ = unbound(src);
     diff_dst_ = unbound(dst);
-    diff_weights_ = unbound(w);
+    diff_weights_ = unbound(user_w);
     if (a.bias) {
       bias_ = unbound(bias);
       diff_bias_ = unbound(bias);
@@ -580,7 +619,7 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     std::unordered_map<int, memory> m = {{DNNL_ARG_SRC, fwd_src_.to_wanted(src_, s)},
-                                         {DNNL_ARG_WEIGHTS, fwd_weights_.to_wanted(weights_, s)},
+                                         {DNNL_ARG_WEIGHTS, casts_.for_forward(fwd_weights_, weights_, s)},
                                          {DNNL_ARG_DST, dst_}};
     if (has_bias()) {
       bind(bias_, args.bias);
@@ -597,7 +636,7 @@ class FullyConnectedRunner final : public CpuRunner {
     bind(weights_, args.weights);
     dnnl::stream& s = backend_.stream();
     run(*backward_data_, {{DNNL_ARG_DIFF_SRC, bwd_diff_src_.target(diff_src_)},
-                          {DNNL_ARG_WEIGHTS, bwd_weights_.to_wanted(weights_, s)},
+                          {DNNL_ARG_WEIGHTS, casts_.for_backward(fwd_weights_, bwd_weights_, weights_, s)},
                           {DNNL_ARG_DIFF_DST, diff_dst_}});
     bwd_diff_src_.from_wanted(diff_src_, s);
   }
@@ -624,11 +663,13 @@ class FullyConnectedRunner final : public CpuRunner {
   std::optional<dnnl::inner_product_backward_data> backward_data_;
   dnnl::inner_product_backward_weights backward_weights_;
   MaybeReorder fwd_src_, fwd_weights_, bwd_weights_, bwd_diff_src_, wgt_src_, diff_weights_out_;
+  WeightCasts casts_;
   memory src_, dst_, weights_, bias_, diff_src_, diff_dst_, diff_weights_, diff_bias_;
 };
 
 // Softmax by oneDNN; the loss (mean of -log p[label]) and its gradient ((p - onehot) / N) are
-// N x classes scalar work.
+// N x classes scalar work. All in FP32: a 16-bit input (the logits of mixed precision) is
+// converted first, and the gradient is rounded into the input's type last.
 class SoftmaxLossRunner final : public CpuRunner {
  public:
   SoftmaxLossRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
@@ -638,11 +679,23 @@ class SoftmaxLossRunner final : public CpuRunner {
         dnnl::softmax_forward::desc(dnnl::prop_kind::forward_training, md, 1), user_scratchpad(), engine()));
     src_ = unbound(md);
     dst_ = unbound(md);
+    if (compute_type() != dt::f32) {
+      const memory::desc in({batch, classes_}, compute_type(), tag::nc);
+      input_ = unbound(in);
+      logits_ = owned(md);
+      to_f32_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), in, engine(), md));
+    }
   }
 
   void forward(const LayerArgs& args) override {
     backend_.activate();
-    bind(src_, args.inputs.at(0));
+    if (to_f32_) {
+      bind(input_, args.inputs.at(0));
+      run(*to_f32_, {{DNNL_ARG_FROM, input_}, {DNNL_ARG_TO, logits_}});
+      src_.set_data_handle(logits_.get_data_handle());
+    } else {
+      bind(src_, args.inputs.at(0));
+    }
     bind(dst_, args.output);
     run(forward_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
     if (args.loss == nullptr) return;
@@ -659,13 +712,18 @@ class SoftmaxLossRunner final : public CpuRunner {
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
     const float* p = args.output->f32();
-    float* d = args.diff_inputs.at(0)->f32();
+    Tensor& diff = *args.diff_inputs.at(0);
     const int32_t* labels = checked_labels(args);
     const float inv_batch = 1.0F / static_cast<float>(batch_);
     for (int64_t n = 0; n < batch_; ++n) {
       for (int64_t c = 0; c < classes_; ++c) {
         const float onehot = c == labels[n] ? 1.0F : 0.0F;
-        d[n * classes_ + c] = (p[n * classes_ + c] - onehot) * inv_batch;
+        const float d = (p[n * classes_ + c] - onehot) * inv_batch;
+        if (diff.desc().type == DataType::bf16) {
+          diff.bf16()[n * classes_ + c] = to_bf16(d);
+        } else {
+          diff.f32()[n * classes_ + c] = d;
+        }
       }
     }
   }
@@ -685,7 +743,8 @@ class SoftmaxLossRunner final : public CpuRunner {
 
   int64_t classes_ = 0;
   dnnl::softmax_forward forward_;
-  memory src_, dst_;
+  std::optional<dnnl::reorder> to_f32_;  // a 16-bit input into FP32 logits
+  memory src_, dst_, input_, logits_;
 };
 
 // Dropout's mask is regenerated from its key in both passes instead of stored.
@@ -695,16 +754,26 @@ class DropoutRunner final : public CpuRunner {
     rate_ = static_cast<float>(std::get<DropoutAttrs>(layer.spec.attrs).rate);
   }
 
-  void forward(const LayerArgs& args) override {
-    apply(args.mask, args.inputs.at(0)->f32(), args.output->f32());
-  }
+  void forward(const LayerArgs& args) override { apply(args.mask, *args.inputs.at(0), *args.output); }
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    apply(args.mask, args.diff_output->f32(), args.diff_inputs.at(0)->f32());
+    apply(args.mask, *args.diff_output, *args.diff_inputs.at(0));
   }
 
  private:
-  void apply(const MaskKey& key, const float* src, float* dst) const {
+  void apply(const MaskKey& key, const Tensor& src, Tensor& dst) const {
+    if (src.desc().type == DataType::bf16) {
+      // A kept BF16 value times the scale, rounded back: one rounding, as a BF16 multiply.
+      apply(key, src.bf16(), dst.bf16(), [](uint16_t v, float scale) {
+        return to_bf16(from_bf16(v) * scale);
+      });
+    } else {
+      apply(key, src.f32(), dst.f32(), [](float v, float scale) { return v * scale; });
+    }
+  }
+
+  template <class T, class Scale>
+  void apply(const MaskKey& key, const T* src, T* dst, Scale scaled) const {
     backend_.activate();
     const uint64_t stream = mask_stream(key.seed, key.step, key.worker, key.layer);
     const float scale = 1.0F / (1.0F - rate_);
@@ -718,7 +787,7 @@ class DropoutRunner final : public CpuRunner {
         for (int64_t ch = 0; ch < c; ++ch) {
           const int64_t laid = (n * hw + p) * c + ch;
           const auto plain = static_cast<uint64_t>((n * c + ch) * hw + p);
-          dst[laid] = dropout_keeps(stream, plain, rate) ? src[laid] * scale : 0.0F;
+          dst[laid] = dropout_keeps(stream, plain, rate) ? scaled(src[laid], scale) : T{0};
         }
       }
     }
@@ -733,7 +802,7 @@ class FlattenRunner final : public CpuRunner {
   FlattenRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
     const TensorShape& in = layer.input_shapes.front();
     const memory::desc laid = to_dnnl(input_desc(0));
-    const memory::desc plain({batch, in.channels, in.height, in.width}, dt::f32, tag::nchw);
+    const memory::desc plain({batch, in.channels, in.height, in.width}, compute_type(), tag::nchw);
     to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), laid, engine(), plain));
     from_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine(), plain, engine(), laid));
     laid_ = unbound(laid);

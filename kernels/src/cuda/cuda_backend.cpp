@@ -75,9 +75,47 @@ void check(cublasStatus_t status, const char* call) {
   }
 }
 
-TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w) {
+// Why this backend cannot compute in `precision` on a device of compute capability `major`.x,
+// or empty when it can: FP32 everywhere, FP16 from Volta's tensor cores, TF32 (FP32 tensors,
+// tensor-core products) and BF16 from Ampere.
+std::string precision_unavailable_reason(Precision precision, int major) {
+  switch (precision) {
+    case Precision::fp32:
+      return {};
+    case Precision::tf32:
+      if (major >= 8) return {};
+      return "tf32 needs compute capability 8.0 (Ampere) or later; this device has " +
+             std::to_string(major) + ".x";
+    case Precision::fp16:
+      if (major >= 7) return {};
+      return "fp16 needs tensor cores, compute capability 7.0 (Volta) or later; this device has " +
+             std::to_string(major) + ".x";
+    case Precision::bf16:
+      if (major >= 8) return {};
+      return "bf16 needs compute capability 8.0 (Ampere) or later; this device has " +
+             std::to_string(major) + ".x";
+  }
+  return "unknown precision";
+}
+
+cudnnDataType_t to_cudnn(DataType type) {
+  switch (type) {
+    case DataType::bf16:
+      return CUDNN_DATA_BFLOAT16;
+    case DataType::f16:
+      return CUDNN_DATA_HALF;
+    case DataType::s32:
+      return CUDNN_DATA_INT32;
+    case DataType::f32:
+      break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
+
+TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w,
+                                   cudnnDataType_t type) {
   check(cudnnCreateTensorDescriptor(&desc_), "cudnnCreateTensorDescriptor");
-  check(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+  check(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, type,
                                    static_cast<int>(n), static_cast<int>(c), static_cast<int>(h),
                                    static_cast<int>(w)),
         "cudnnSetTensor4dDescriptor");
@@ -85,10 +123,13 @@ TensorDescriptor::TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w) {
 
 TensorDescriptor::~TensorDescriptor() { cudnnDestroyTensorDescriptor(desc_); }
 
-CudaBackend::CudaBackend() {
+CudaBackend::CudaBackend(Precision precision) : precision_(precision) {
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  if (const std::string why = precision_unavailable_reason(precision, prop.major); !why.empty()) {
+    throw std::invalid_argument(why);
+  }
   device_name_ = prop.name;
   l2_bytes_ = prop.l2CacheSize;
   check(cudaStreamCreate(&stream_), "cudaStreamCreate");
@@ -96,8 +137,11 @@ CudaBackend::CudaBackend() {
   check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
   check(cublasCreate(&cublas_), "cublasCreate");
   check(cublasSetStream(cublas_, stream_), "cublasSetStream");
-  // Default math is FP32 without TF32 rounding, so the kernels meet the CPU's accuracy.
-  check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  // FP32: default math, without TF32 rounding, so the kernels meet the CPU's accuracy. TF32:
+  // cuBLAS's FP32 GEMMs on tensor cores with TF32 inputs and FP32 accumulation.
+  check(cublasSetMathMode(cublas_, precision_ == Precision::tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                                 : CUBLAS_DEFAULT_MATH),
+        "cublasSetMathMode");
 }
 
 CudaBackend::~CudaBackend() {
@@ -112,7 +156,7 @@ std::map<std::string, std::string> CudaBackend::provenance() const {
   cudaRuntimeGetVersion(&runtime);
   cublasGetVersion(cublas_, &cublas_version);
   const size_t cudnn_version = cudnnGetVersion();
-  return {{"device", device_name_},
+  std::map<std::string, std::string> out = {{"device", device_name_},
           {"driver", "CUDA " + version_string(driver)},
           {"cuda_runtime", version_string(runtime)},
           {"cudnn", std::to_string(cudnn_version / 10000) + "." +
@@ -122,6 +166,8 @@ std::map<std::string, std::string> CudaBackend::provenance() const {
                          std::to_string(cublas_version % 10000 / 100) + "." +
                          std::to_string(cublas_version % 100)},
           {"threads", "1"}};
+  if (precision_ != Precision::fp32) out["precision"] = std::string(to_string(precision_));
+  return out;
 }
 
 Tensor CudaBackend::allocate(const TensorDesc& desc) {
@@ -132,8 +178,19 @@ Tensor CudaBackend::scratch(int64_t bytes) {
   return allocate({{(bytes + 3) / 4}});
 }
 
+// 16-bit tensors go through the device: the floats are copied into a staging buffer and converted
+// there (launch_to16, launch_from16), rounding to nearest even.
 void CudaBackend::copy_from_host(Tensor& dst, std::span<const float> src) {
   check_span(dst, src.size());
+  if (is_16bit(dst.desc().type)) {
+    Tensor staging = allocate({{dst.elements()}});
+    copy_from_host(staging, src);
+    launch_to16(staging.f32(), dst.raw(), dst.elements(), dst.desc().type == DataType::bf16,
+                stream_);
+    check(cudaGetLastError(), "conversion kernel");
+    synchronize();
+    return;
+  }
   check(cudaMemcpyAsync(dst.raw(), src.data(), src.size_bytes(), cudaMemcpyHostToDevice, stream_),
         "cudaMemcpyAsync");
   synchronize();
@@ -141,6 +198,14 @@ void CudaBackend::copy_from_host(Tensor& dst, std::span<const float> src) {
 
 void CudaBackend::copy_to_host(const Tensor& src, std::span<float> dst) {
   check_span(src, dst.size());
+  if (is_16bit(src.desc().type)) {
+    Tensor staging = allocate({{src.elements()}});
+    launch_from16(src.raw(), staging.f32(), src.elements(), src.desc().type == DataType::bf16,
+                  stream_);
+    check(cudaGetLastError(), "conversion kernel");
+    copy_to_host(staging, dst);
+    return;
+  }
   check(cudaMemcpyAsync(dst.data(), src.raw(), dst.size_bytes(), cudaMemcpyDeviceToHost, stream_),
         "cudaMemcpyAsync");
   synchronize();
@@ -157,6 +222,9 @@ void CudaBackend::fill(Tensor& dst, float value) {
   if (value == 0.0F) {
     check(cudaMemsetAsync(dst.raw(), 0, static_cast<size_t>(dst.desc().bytes()), stream_),
           "cudaMemsetAsync");
+  } else if (is_16bit(dst.desc().type)) {
+    launch_fill16(dst.raw(), dst.elements(), value, dst.desc().type == DataType::bf16, stream_);
+    check(cudaGetLastError(), "fill kernel");
   } else {
     launch_fill(dst.f32(), dst.elements(), value, stream_);
     check(cudaGetLastError(), "fill kernel");
@@ -172,6 +240,15 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
 
 void CudaBackend::add_into(Tensor& dst, const Tensor& src) {
   check_same_size(src, dst, "add_into");
+  if (src.desc().type != dst.desc().type) {
+    throw std::invalid_argument("add_into of " + src.desc().to_string() + " into " +
+                                dst.desc().to_string());
+  }
+  if (is_16bit(dst.desc().type)) {
+    launch_add16(dst.raw(), src.raw(), dst.elements(), dst.desc().type == DataType::bf16, stream_);
+    check(cudaGetLastError(), "add kernel");
+    return;
+  }
   const float one = 1.0F;
   check(cublasSaxpy(cublas_, static_cast<int>(dst.elements()), &one, src.f32(), 1, dst.f32(), 1),
         "cublasSaxpy");
@@ -237,11 +314,11 @@ std::string unavailable_reason() {
   return {};
 }
 
-std::unique_ptr<Backend> make_backend() {
+std::unique_ptr<Backend> make_backend(Precision precision) {
   if (const std::string reason = unavailable_reason(); !reason.empty()) {
     throw std::runtime_error(reason);
   }
-  return std::make_unique<CudaBackend>();
+  return std::make_unique<CudaBackend>(precision);
 }
 
 constexpr CudaModuleInterface kInterface{kCudaModuleInterfaceVersion, &unavailable_reason,

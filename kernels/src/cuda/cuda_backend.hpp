@@ -17,9 +17,13 @@ void check(cudaError_t status, const char* call);
 void check(cudnnStatus_t status, const char* call);
 void check(cublasStatus_t status, const char* call);
 
+// Why the backend cannot compute in `precision` on a device of compute capability major.x, or
+// empty when it can.
+std::string precision_unavailable_reason(Precision precision, int major);
+
 class CudaBackend final : public Backend {
  public:
-  CudaBackend();
+  explicit CudaBackend(Precision precision);
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
@@ -30,6 +34,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] int threads() const override { return 1; }
   [[nodiscard]] Layout activation_layout() const override { return Layout::plain; }
   [[nodiscard]] int64_t last_level_cache_bytes() const override { return l2_bytes_; }
+  [[nodiscard]] Precision precision() const override { return precision_; }
 
   [[nodiscard]] Tensor allocate(const TensorDesc& desc) override;
   void copy_from_host(Tensor& dst, std::span<const float> src) override;
@@ -58,12 +63,19 @@ class CudaBackend final : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::string device_name_;
   int64_t l2_bytes_ = 0;
+  Precision precision_ = Precision::fp32;
 };
 
-// An NCHW float tensor descriptor, destroyed with the object.
+// cuDNN's data type of a tensor data type (f32, bf16, f16).
+cudnnDataType_t to_cudnn(DataType type);
+// Whether a data type is one of the 16-bit ones, and whether that one is BF16.
+inline bool is_16bit(DataType type) { return type == DataType::bf16 || type == DataType::f16; }
+
+// An NCHW tensor descriptor (float unless said), destroyed with the object.
 class TensorDescriptor {
  public:
-  TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w);
+  TensorDescriptor(int64_t n, int64_t c, int64_t h, int64_t w,
+                   cudnnDataType_t type = CUDNN_DATA_FLOAT);
   ~TensorDescriptor();
   TensorDescriptor(const TensorDescriptor&) = delete;
   TensorDescriptor& operator=(const TensorDescriptor&) = delete;

@@ -19,7 +19,7 @@ constexpr size_t kMaxWorkspaceBytes = size_t{1} << 30;
 class CudaRunner : public LayerRunner {
  public:
   CudaRunner(CudaBackend& backend, const Layer& layer, int64_t batch)
-      : LayerRunner(layer, batch, Layout::plain), backend_(backend) {}
+      : LayerRunner(layer, batch, Layout::plain, backend.activation_type()), backend_(backend) {}
 
   void backward_data(const LayerArgs&) override {
     throw std::logic_error("layer '" + layer_.name() + "' has no backward-data pass");
@@ -29,8 +29,26 @@ class CudaRunner : public LayerRunner {
   }
 
  protected:
+  // Activations in the runner's type (float, or the 16-bit type of mixed precision).
   [[nodiscard]] TensorDescriptor describe(const TensorShape& s) const {
-    return {batch_, s.channels, s.height, s.width};
+    return {batch_, s.channels, s.height, s.width, to_cudnn(activation_type_)};
+  }
+  [[nodiscard]] bool half() const { return is_16bit(activation_type_); }
+  [[nodiscard]] bool bf16() const { return activation_type_ == DataType::bf16; }
+  // A 16-bit device copy of an FP32 tensor (master weights, biases), converted into `copy`,
+  // which is allocated on first use.
+  const void* narrowed(const Tensor* t, Tensor& copy) const {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    if (copy.empty()) copy = backend_.allocate({t->desc().dims, activation_type_});
+    launch_to16(t->f32(), copy.raw(), t->elements(), bf16(), stream());
+    check(cudaGetLastError(), "conversion kernel");
+    return copy.raw();
+  }
+  // Writes a 16-bit result held in `wide` into the FP32 tensor `t` (weight and bias gradients).
+  void widen_into(const Tensor& narrow, Tensor* t) const {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    launch_from16(narrow.raw(), t->f32(), t->elements(), bf16(), stream());
+    check(cudaGetLastError(), "conversion kernel");
   }
   void need_input_gradient() const {
     if (!layer_.needs_input_gradient) {
@@ -47,20 +65,49 @@ class CudaRunner : public LayerRunner {
     if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
     return t->f32();
   }
+  // The same for tensors of any type, as cuDNN takes them.
+  static const void* in_raw(const Tensor* t) {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    return t->raw();
+  }
+  static void* out_raw(Tensor* t) {
+    if (t == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    return t->raw();
+  }
 
   CudaBackend& backend_;
 };
 
-// Picks the fastest algorithm the finder ran successfully in FP32 (no tensor-op rounding).
+// Picks the fastest algorithm the finder ran successfully: in FP32, one without tensor-op
+// rounding; in TF32, FP16 and BF16, any (tensor cores where cuDNN has them).
 template <class Perf>
-Perf fastest(const std::vector<Perf>& results, int count, const char* what) {
+Perf fastest(const std::vector<Perf>& results, int count, const char* what, Precision precision) {
   for (int i = 0; i < count; ++i) {
-    if (results[i].status == CUDNN_STATUS_SUCCESS && results[i].mathType != CUDNN_TENSOR_OP_MATH &&
+    if (results[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (precision != Precision::fp32) return results[i];
+    if (results[i].mathType != CUDNN_TENSOR_OP_MATH &&
         results[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
       return results[i];
     }
   }
-  throw std::invalid_argument(std::string("cuDNN found no FP32 algorithm for ") + what);
+  throw std::invalid_argument(std::string("cuDNN found no ") + std::string(to_string(precision)) +
+                              " algorithm for " + what);
+}
+
+// The convolution math type of a precision: FMA only in FP32 (no TF32 rounding), cuDNN's default
+// in TF32 (TF32 tensor cores on Ampere and later), tensor ops on FP16 and BF16 data (FP32
+// accumulation: the convolution descriptor's compute type is FLOAT).
+cudnnMathType_t conv_math(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+      return CUDNN_FMA_MATH;
+    case Precision::tf32:
+      return CUDNN_DEFAULT_MATH;
+    case Precision::fp16:
+    case Precision::bf16:
+      break;
+  }
+  return CUDNN_TENSOR_OP_MATH;
 }
 
 class ConvRunner final : public CudaRunner {
@@ -69,11 +116,11 @@ class ConvRunner final : public CudaRunner {
       : CudaRunner(b, layer, batch),
         x_(describe(layer.input_shapes.front())),
         y_(describe(layer.output)),
-        bias_(1, layer.output.channels, 1, 1) {
+        bias_(1, layer.output.channels, 1, 1, to_cudnn(b.activation_type())) {
     const auto& a = std::get<Conv2dAttrs>(layer.spec.attrs);
     const TensorShape& s = layer.input_shapes.front();
     check(cudnnCreateFilterDescriptor(&w_), "cudnnCreateFilterDescriptor");
-    check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+    check(cudnnSetFilter4dDescriptor(w_, to_cudnn(activation_type_), CUDNN_TENSOR_NCHW,
                                      static_cast<int>(a.out_channels),
                                      static_cast<int>(s.channels / a.groups), a.kernel_h, a.kernel_w),
           "cudnnSetFilter4dDescriptor");
@@ -84,7 +131,8 @@ class ConvRunner final : public CudaRunner {
           "cudnnSetConvolution2dDescriptor");
     check(cudnnSetConvolutionGroupCount(conv_, static_cast<int>(a.groups)),
           "cudnnSetConvolutionGroupCount");
-    check(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(conv_, conv_math(b.precision())),
+          "cudnnSetConvolutionMathType");
     int n = 0, c = 0, h = 0, w = 0;
     check(cudnnGetConvolution2dForwardOutputDim(conv_, x_.get(), w_, &n, &c, &h, &w),
           "cudnnGetConvolution2dForwardOutputDim");
@@ -101,36 +149,49 @@ class ConvRunner final : public CudaRunner {
   ConvRunner(const ConvRunner&) = delete;
   ConvRunner& operator=(const ConvRunner&) = delete;
 
+  // Under mixed precision the FP32 master weights and bias are converted into 16-bit copies for
+  // each pass that reads them, and the 16-bit weight and bias gradients cuDNN computes (with FP32
+  // accumulation) are widened into the FP32 gradient tensors.
   void forward(const LayerArgs& args) override {
-    check(cudnnConvolutionForward(cudnn(), &kOne, x_.get(), in(args.inputs.at(0)), w_,
-                                  in(args.weights), conv_, forward_algo_, workspace(),
-                                  workspace_bytes_, &kZero, y_.get(), out(args.output)),
+    const void* weights = half() ? narrowed(args.weights, weights16_) : in(args.weights);
+    check(cudnnConvolutionForward(cudnn(), &kOne, x_.get(), in_raw(args.inputs.at(0)), w_, weights,
+                                  conv_, forward_algo_, workspace(), workspace_bytes_, &kZero,
+                                  y_.get(), out_raw(args.output)),
           "cudnnConvolutionForward");
     if (has_bias()) {
-      check(cudnnAddTensor(cudnn(), &kOne, bias_.get(), in(args.bias), &kOne, y_.get(),
-                           out(args.output)),
+      const void* bias = half() ? narrowed(args.bias, bias16_) : in(args.bias);
+      check(cudnnAddTensor(cudnn(), &kOne, bias_.get(), bias, &kOne, y_.get(), out_raw(args.output)),
             "cudnnAddTensor");
     }
   }
 
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    check(cudnnConvolutionBackwardData(cudnn(), &kOne, w_, in(args.weights), y_.get(),
-                                       in(args.diff_output), conv_, data_algo_, workspace(),
+    const void* weights = half() ? narrowed(args.weights, weights16_) : in(args.weights);
+    check(cudnnConvolutionBackwardData(cudnn(), &kOne, w_, weights, y_.get(),
+                                       in_raw(args.diff_output), conv_, data_algo_, workspace(),
                                        workspace_bytes_, &kZero, x_.get(),
-                                       out(args.diff_inputs.at(0))),
+                                       out_raw(args.diff_inputs.at(0))),
           "cudnnConvolutionBackwardData");
   }
 
   void backward_weight(const LayerArgs& args) override {
-    check(cudnnConvolutionBackwardFilter(cudnn(), &kOne, x_.get(), in(args.inputs.at(0)), y_.get(),
-                                         in(args.diff_output), conv_, filter_algo_, workspace(),
-                                         workspace_bytes_, &kZero, w_, out(args.diff_weights)),
+    if (half() && diff_weights16_.empty()) {
+      diff_weights16_ = backend_.allocate({weight_desc().dims, activation_type_});
+      if (has_bias()) diff_bias16_ = backend_.allocate({bias_desc().dims, activation_type_});
+    }
+    void* diff_weights = half() ? diff_weights16_.raw() : out(args.diff_weights);
+    check(cudnnConvolutionBackwardFilter(cudnn(), &kOne, x_.get(), in_raw(args.inputs.at(0)),
+                                         y_.get(), in_raw(args.diff_output), conv_, filter_algo_,
+                                         workspace(), workspace_bytes_, &kZero, w_, diff_weights),
           "cudnnConvolutionBackwardFilter");
+    if (half()) widen_into(diff_weights16_, args.diff_weights);
     if (has_bias()) {
-      check(cudnnConvolutionBackwardBias(cudnn(), &kOne, y_.get(), in(args.diff_output), &kZero,
-                                         bias_.get(), out(args.diff_bias)),
+      void* diff_bias = half() ? diff_bias16_.raw() : out(args.diff_bias);
+      check(cudnnConvolutionBackwardBias(cudnn(), &kOne, y_.get(), in_raw(args.diff_output), &kZero,
+                                         bias_.get(), diff_bias),
             "cudnnConvolutionBackwardBias");
+      if (half()) widen_into(diff_bias16_, args.diff_bias);
     }
   }
 
@@ -141,7 +202,7 @@ class ConvRunner final : public CudaRunner {
   void find_algorithms() {
     Tensor x = backend_.allocate(input_desc(0));
     Tensor y = backend_.allocate(output_desc());
-    Tensor w = backend_.allocate(weight_desc());
+    Tensor w = backend_.allocate({weight_desc().dims, activation_type_});
     size_t free_bytes = 0, total_bytes = 0;
     check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
     const size_t limit = std::min(kMaxWorkspaceBytes, free_bytes / 4);
@@ -155,7 +216,7 @@ class ConvRunner final : public CudaRunner {
                                                  y_.get(), y.raw(), count, &returned, fwd.data(),
                                                  trial.raw(), limit),
           "cudnnFindConvolutionForwardAlgorithmEx");
-    const auto f = fastest(fwd, returned, "the forward convolution");
+    const auto f = fastest(fwd, returned, "the forward convolution", backend_.precision());
     forward_algo_ = f.algo;
     size_t bytes = f.memory;
 
@@ -166,7 +227,7 @@ class ConvRunner final : public CudaRunner {
                                                         conv_, x_.get(), x.raw(), count, &returned,
                                                         data.data(), trial.raw(), limit),
             "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      const auto d = fastest(data, returned, "the backward-data convolution");
+      const auto d = fastest(data, returned, "the backward-data convolution", backend_.precision());
       data_algo_ = d.algo;
       bytes = std::max(bytes, d.memory);
     }
@@ -177,7 +238,7 @@ class ConvRunner final : public CudaRunner {
                                                         y.raw(), conv_, w_, w.raw(), count,
                                                         &returned, filter.data(), trial.raw(), limit),
           "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-    const auto fl = fastest(filter, returned, "the backward-filter convolution");
+    const auto fl = fastest(filter, returned, "the backward-filter convolution", backend_.precision());
     filter_algo_ = fl.algo;
     bytes = std::max(bytes, fl.memory);
 
@@ -193,6 +254,7 @@ class ConvRunner final : public CudaRunner {
   cudnnConvolutionBwdFilterAlgo_t filter_algo_{};
   Tensor workspace_;
   size_t workspace_bytes_ = 0;
+  Tensor weights16_, bias16_, diff_weights16_, diff_bias16_;  // mixed precision only
 };
 
 class PoolRunner final : public CudaRunner {
@@ -229,15 +291,15 @@ class PoolRunner final : public CudaRunner {
   PoolRunner& operator=(const PoolRunner&) = delete;
 
   void forward(const LayerArgs& args) override {
-    check(cudnnPoolingForward(cudnn(), pool_, &kOne, x_.get(), in(args.inputs.at(0)), &kZero,
-                              y_.get(), out(args.output)),
+    check(cudnnPoolingForward(cudnn(), pool_, &kOne, x_.get(), in_raw(args.inputs.at(0)), &kZero,
+                              y_.get(), out_raw(args.output)),
           "cudnnPoolingForward");
   }
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    check(cudnnPoolingBackward(cudnn(), pool_, &kOne, y_.get(), in(args.output), y_.get(),
-                               in(args.diff_output), x_.get(), in(args.inputs.at(0)), &kZero,
-                               x_.get(), out(args.diff_inputs.at(0))),
+    check(cudnnPoolingBackward(cudnn(), pool_, &kOne, y_.get(), in_raw(args.output), y_.get(),
+                               in_raw(args.diff_output), x_.get(), in_raw(args.inputs.at(0)), &kZero,
+                               x_.get(), out_raw(args.diff_inputs.at(0))),
           "cudnnPoolingBackward");
   }
 
@@ -259,15 +321,15 @@ class ReluRunner final : public CudaRunner {
   ReluRunner& operator=(const ReluRunner&) = delete;
 
   void forward(const LayerArgs& args) override {
-    check(cudnnActivationForward(cudnn(), act_, &kOne, x_.get(), in(args.inputs.at(0)), &kZero,
-                                 x_.get(), out(args.output)),
+    check(cudnnActivationForward(cudnn(), act_, &kOne, x_.get(), in_raw(args.inputs.at(0)), &kZero,
+                                 x_.get(), out_raw(args.output)),
           "cudnnActivationForward");
   }
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    check(cudnnActivationBackward(cudnn(), act_, &kOne, x_.get(), in(args.output), x_.get(),
-                                  in(args.diff_output), x_.get(), in(args.inputs.at(0)), &kZero,
-                                  x_.get(), out(args.diff_inputs.at(0))),
+    check(cudnnActivationBackward(cudnn(), act_, &kOne, x_.get(), in_raw(args.output), x_.get(),
+                                  in_raw(args.diff_output), x_.get(), in_raw(args.inputs.at(0)), &kZero,
+                                  x_.get(), out_raw(args.diff_inputs.at(0))),
           "cudnnActivationBackward");
   }
 
@@ -296,15 +358,15 @@ class LrnRunner final : public CudaRunner {
 
   void forward(const LayerArgs& args) override {
     check(cudnnLRNCrossChannelForward(cudnn(), lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_.get(),
-                                      in(args.inputs.at(0)), &kZero, x_.get(), out(args.output)),
+                                      in_raw(args.inputs.at(0)), &kZero, x_.get(), out_raw(args.output)),
           "cudnnLRNCrossChannelForward");
   }
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
     check(cudnnLRNCrossChannelBackward(cudnn(), lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, x_.get(),
-                                       in(args.output), x_.get(), in(args.diff_output), x_.get(),
-                                       in(args.inputs.at(0)), &kZero, x_.get(),
-                                       out(args.diff_inputs.at(0))),
+                                       in_raw(args.output), x_.get(), in_raw(args.diff_output), x_.get(),
+                                       in_raw(args.inputs.at(0)), &kZero, x_.get(),
+                                       out_raw(args.diff_inputs.at(0))),
           "cudnnLRNCrossChannelBackward");
   }
 
@@ -330,8 +392,8 @@ class BatchNormRunner final : public CudaRunner {
   void forward(const LayerArgs& args) override {
     // No running averages: training mode normalises with the micro-batch's own statistics.
     check(cudnnBatchNormalizationForwardTraining(
-              cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_.get(), in(args.inputs.at(0)),
-              x_.get(), out(args.output), channels_.get(), in(args.weights), in(args.bias), 0.0,
+              cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_.get(), in_raw(args.inputs.at(0)),
+              x_.get(), out_raw(args.output), channels_.get(), in(args.weights), in(args.bias), 0.0,
               nullptr, nullptr, epsilon_, mean_.f32(), inv_std_.f32()),
           "cudnnBatchNormalizationForwardTraining");
     gradients_fresh_ = false;
@@ -339,13 +401,13 @@ class BatchNormRunner final : public CudaRunner {
 
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    run_backward(args, out(args.diff_inputs.at(0)));
+    run_backward(args, out_raw(args.diff_inputs.at(0)));
   }
 
   void backward_weight(const LayerArgs& args) override {
     if (!gradients_fresh_) {
       if (scratch_.empty()) scratch_ = backend_.allocate(input_desc(0));
-      run_backward(args, scratch_.f32());
+      run_backward(args, scratch_.raw());
     }
     backend_.copy(diff_scale_, *args.diff_weights);
     backend_.copy(diff_shift_, *args.diff_bias);
@@ -353,10 +415,11 @@ class BatchNormRunner final : public CudaRunner {
   }
 
  private:
-  void run_backward(const LayerArgs& args, float* diff_input) {
+  // Scale, shift, their gradients and the statistics are FP32 whatever the activations' type.
+  void run_backward(const LayerArgs& args, void* diff_input) {
     check(cudnnBatchNormalizationBackward(
               cudnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, x_.get(),
-              in(args.inputs.at(0)), x_.get(), in(args.diff_output), x_.get(), diff_input,
+              in_raw(args.inputs.at(0)), x_.get(), in_raw(args.diff_output), x_.get(), diff_input,
               channels_.get(), in(args.weights), diff_scale_.f32(), diff_shift_.f32(), epsilon_,
               mean_.f32(), inv_std_.f32()),
           "cudnnBatchNormalizationBackward");
@@ -378,11 +441,15 @@ class FullyConnectedRunner final : public CudaRunner {
         k_(static_cast<int>(layer.input_shapes.front().elements())),
         o_(static_cast<int>(layer.output.channels)),
         n_(static_cast<int>(batch)) {
-    ones_ = b.allocate({{batch}});
+    ones_ = b.allocate({{batch}, activation_type_});
     b.fill(ones_, 1.0F);
   }
 
   void forward(const LayerArgs& args) override {
+    if (half()) {
+      forward16(args);
+      return;
+    }
     check(cublasSgemm(backend_.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, o_, n_, k_, &kOne,
                       in(args.weights), k_, in(args.inputs.at(0)), k_, &kZero, out(args.output), o_),
           "cublasSgemm");
@@ -395,6 +462,11 @@ class FullyConnectedRunner final : public CudaRunner {
 
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
+    if (half()) {
+      gemm16(CUBLAS_OP_N, CUBLAS_OP_N, k_, n_, o_, narrowed(args.weights, weights16_), k_,
+             in_raw(args.diff_output), o_, 0.0F, out_raw(args.diff_inputs.at(0)), type16(), k_);
+      return;
+    }
     check(cublasSgemm(backend_.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, k_, n_, o_, &kOne,
                       in(args.weights), k_, in(args.diff_output), o_, &kZero,
                       out(args.diff_inputs.at(0)), k_),
@@ -402,6 +474,16 @@ class FullyConnectedRunner final : public CudaRunner {
   }
 
   void backward_weight(const LayerArgs& args) override {
+    if (half()) {
+      // 16-bit products, FP32 accumulation, FP32 gradients written directly.
+      gemm16(CUBLAS_OP_N, CUBLAS_OP_T, k_, o_, n_, in_raw(args.inputs.at(0)), k_,
+             in_raw(args.diff_output), o_, 0.0F, out(args.diff_weights), CUDA_R_32F, k_);
+      if (has_bias()) {
+        gemm16(CUBLAS_OP_N, CUBLAS_OP_N, o_, 1, n_, in_raw(args.diff_output), o_, ones_.raw(), n_,
+               0.0F, out(args.diff_bias), CUDA_R_32F, o_);
+      }
+      return;
+    }
     check(cublasSgemm(backend_.cublas(), CUBLAS_OP_N, CUBLAS_OP_T, k_, o_, n_, &kOne,
                       in(args.inputs.at(0)), k_, in(args.diff_output), o_, &kZero,
                       out(args.diff_weights), k_),
@@ -414,18 +496,51 @@ class FullyConnectedRunner final : public CudaRunner {
   }
 
  private:
+  [[nodiscard]] cudaDataType_t type16() const { return bf16() ? CUDA_R_16BF : CUDA_R_16F; }
+  // C = A B + beta C with 16-bit A and B, FP32 compute (tensor cores), C of type c_type.
+  void gemm16(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void* a,
+              int lda, const void* b, int ldb, float beta, void* c, cudaDataType_t c_type,
+              int ldc) const {
+    check(cublasGemmEx(backend_.cublas(), ta, tb, m, n, k, &kOne, a, type16(), lda, b, type16(), ldb,
+                       &beta, c, c_type, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+  }
+  void forward16(const LayerArgs& args) {
+    gemm16(CUBLAS_OP_T, CUBLAS_OP_N, o_, n_, k_, narrowed(args.weights, weights16_), k_,
+           in_raw(args.inputs.at(0)), k_, 0.0F, out_raw(args.output), type16(), o_);
+    if (has_bias()) {
+      gemm16(CUBLAS_OP_N, CUBLAS_OP_N, o_, n_, 1, narrowed(args.bias, bias16_), o_, ones_.raw(), 1,
+             1.0F, out_raw(args.output), type16(), o_);
+    }
+  }
+
   int k_, o_, n_;
   Tensor ones_;
+  Tensor weights16_, bias16_;  // mixed precision: 16-bit copies of the FP32 master values
 };
 
+// In FP32 whatever the precision: a 16-bit input is widened into FP32 logits first, and the
+// gradient is computed in FP32 and rounded into the input's type last.
 class SoftmaxLossRunner final : public CudaRunner {
  public:
   SoftmaxLossRunner(CudaBackend& b, const Layer& layer, int64_t batch)
-      : CudaRunner(b, layer, batch), x_(describe(layer.output)) {}
+      : CudaRunner(b, layer, batch),
+        x_(batch, layer.output.channels, layer.output.height, layer.output.width) {
+    if (half()) {
+      logits_ = b.allocate({{batch * layer.output.elements()}});
+      gradient_ = b.allocate({{batch * layer.output.elements()}});
+    }
+  }
 
   void forward(const LayerArgs& args) override {
+    const float* logits = in(args.inputs.at(0));
+    if (half()) {
+      launch_from16(in_raw(args.inputs.at(0)), logits_.f32(), logits_.elements(), bf16(), stream());
+      check(cudaGetLastError(), "conversion kernel");
+      logits = logits_.f32();
+    }
     check(cudnnSoftmaxForward(cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne,
-                              x_.get(), in(args.inputs.at(0)), &kZero, x_.get(), out(args.output)),
+                              x_.get(), logits, &kZero, x_.get(), out(args.output)),
           "cudnnSoftmaxForward");
     if (args.loss == nullptr) return;
     launch_cross_entropy(in(args.output), labels(args), batch_, layer_.output.channels,
@@ -435,9 +550,14 @@ class SoftmaxLossRunner final : public CudaRunner {
 
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
+    float* gradient = half() ? gradient_.f32() : out(args.diff_inputs.at(0));
     launch_cross_entropy_gradient(in(args.output), labels(args), batch_, layer_.output.channels,
-                                  out(args.diff_inputs.at(0)), stream());
+                                  gradient, stream());
     check(cudaGetLastError(), "cross-entropy gradient kernel");
+    if (half()) {
+      launch_to16(gradient, out_raw(args.diff_inputs.at(0)), gradient_.elements(), bf16(), stream());
+      check(cudaGetLastError(), "conversion kernel");
+    }
   }
 
  private:
@@ -445,7 +565,8 @@ class SoftmaxLossRunner final : public CudaRunner {
     if (args.labels == nullptr) throw std::invalid_argument("the loss needs labels");
     return args.labels->s32();
   }
-  TensorDescriptor x_;
+  TensorDescriptor x_;       // FP32
+  Tensor logits_, gradient_;  // mixed precision: the FP32 logits and gradient
 };
 
 class DropoutRunner final : public CudaRunner {
@@ -455,17 +576,22 @@ class DropoutRunner final : public CudaRunner {
         rate_(static_cast<float>(std::get<DropoutAttrs>(layer.spec.attrs).rate)) {}
 
   void forward(const LayerArgs& args) override {
-    apply(args.mask, in(args.inputs.at(0)), out(args.output));
+    apply(args.mask, args.inputs.at(0), args.output);
   }
   void backward_data(const LayerArgs& args) override {
     need_input_gradient();
-    apply(args.mask, in(args.diff_output), out(args.diff_inputs.at(0)));
+    apply(args.mask, args.diff_output, args.diff_inputs.at(0));
   }
 
  private:
-  void apply(const MaskKey& k, const float* src, float* dst) const {
-    launch_dropout(src, dst, batch_ * layer_.output.elements(),
-                   mask_stream(k.seed, k.step, k.worker, k.layer), rate_, stream());
+  void apply(const MaskKey& k, const Tensor* src, Tensor* dst) const {
+    const int64_t count = batch_ * layer_.output.elements();
+    const uint64_t mask = mask_stream(k.seed, k.step, k.worker, k.layer);
+    if (half()) {
+      launch_dropout16(in_raw(src), out_raw(dst), count, mask, rate_, bf16(), stream());
+    } else {
+      launch_dropout(in(src), out(dst), count, mask, rate_, stream());
+    }
     check(cudaGetLastError(), "dropout kernel");
   }
   float rate_;
@@ -497,10 +623,11 @@ class ConcatRunner final : public CudaRunner {
 
  private:
   void copy_parts(const LayerArgs& args, bool into_output) const {
-    const size_t image = static_cast<size_t>(layer_.output.elements()) * sizeof(float);
+    const auto value = static_cast<size_t>(element_bytes(activation_type_));
+    const size_t image = static_cast<size_t>(layer_.output.elements()) * value;
     size_t offset = 0;
     for (size_t i = 0; i < layer_.input_shapes.size(); ++i) {
-      const size_t part = static_cast<size_t>(layer_.input_shapes[i].elements()) * sizeof(float);
+      const size_t part = static_cast<size_t>(layer_.input_shapes[i].elements()) * value;
       if (into_output) {
         check(cudaMemcpy2DAsync(static_cast<char*>(args.output->raw()) + offset, image,
                                 args.inputs.at(i)->raw(), part, part, static_cast<size_t>(batch_),

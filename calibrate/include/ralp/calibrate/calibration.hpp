@@ -65,6 +65,9 @@ using ProgressFn = std::function<void(const ProgressUpdate&)>;
 
 // Runs the whole calibration on `backend` and returns the profile. A shape the backend cannot run
 // is left out (reported through `progress` with its reason) and falls back to the fitted model.
+// The measured layers are tagged with the backend's precision, and their fitted rates go to
+// `fitted` (fp32) or to `precision_fitted` of that precision; the datasheet fallback and the
+// end-to-end checks use that precision's figures.
 DeviceProfile calibrate(kernels::Backend& backend, const std::vector<ModelRequest>& requests,
                         const CalibrationOptions& options, const ProgressFn& progress);
 
@@ -78,6 +81,22 @@ TimeSharingCheck measure_time_sharing(kernels::Backend& backend, const LayerGrap
 // The mean over `checks` of shared / (2 x alone), the time sharing's slowdown; at least 1, and 1
 // without checks.
 double time_sharing_slowdown(const std::vector<TimeSharingCheck>& checks);
+
+// `base` (a measured profile) with the section of `precision` measured in `section` (what
+// calibrate() returned on a backend of that precision, not fp32): base's measured layers of that
+// precision and its precision_fitted entry are replaced by section's, and the section's date,
+// command, load, steal time, oneDNN instruction set and end-to-end checks go into the provenance
+// under keys prefixed with the precision ("bf16_date", "bf16_end_to_end"). Everything else,
+// the FP32 layers, fits, rates and checks included, stays base's. Throws std::invalid_argument
+// when base is not measured or was measured on another CPU, GPU or thread count.
+DeviceProfile add_precision_section(const DeviceProfile& base, const DeviceProfile& section,
+                                    Precision precision);
+
+// The host a calibration on `backend` records (ProfileHost), and the check add_precision_section
+// makes of it before measuring: throws std::invalid_argument, saying why, unless `base` is a
+// measured profile of that host.
+ProfileHost profile_host(const kernels::Backend& backend);
+void check_same_host(const DeviceProfile& base, const ProfileHost& here);
 
 // "AMD EPYC (family 26, model 2)" -> "amd-epyc-family-26-model-2".
 std::string slug(const std::string& text);

@@ -41,6 +41,10 @@ std::vector<PlannedStrategy> plan_strategies(const Scenario& scenario,
 // Throws InputError unless the job has exactly parameter_servers + workers ranks.
 void check_world_size(const Scenario& scenario, int ranks);
 
+// Throws InputError naming the scenario's "/precision" unless the kernels this rank would run on
+// `device` compute in the scenario's precision (the CPU: fp32, and bf16 with AVX-512).
+void check_precision(const Scenario& scenario, ClusterDevice device);
+
 // Runs the strategies on every rank of the job; rank 0 returns the measurements, the others
 // nullopt. Throws ClusterFailure when this rank sees a peer stop answering, an MPI error or any
 // other failure once communication has begun: the caller must then abort the job.

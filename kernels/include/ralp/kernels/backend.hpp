@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/precision.hpp"
 #include "ralp/core/units.hpp"
 #include "ralp/kernels/tensor.hpp"
 #include "ralp/model/layer.hpp"
@@ -58,15 +59,23 @@ struct LayerArgs {
 //                    backward_data's primitive and hands them over here; without a preceding
 //                    backward_data it runs that primitive itself.
 // Both backward passes use the state of the last forward (max-pool indices, batch statistics).
+//
+// Precision. A runner's activations (inputs, outputs and their gradients) are of its activation
+// type: f32, or bf16 / f16 under mixed precision. Whatever the precision, weights, biases and
+// their gradients are f32 (the master copy; a mixed-precision pass converts the weights into its
+// compute type itself and returns FP32 weight gradients), and the loss layer's output (softmax
+// probabilities) and loss are f32: the loss is computed in FP32 from its 16-bit input.
 class LayerRunner {
  public:
-  LayerRunner(const Layer& layer, int64_t batch, Layout layout);
+  LayerRunner(const Layer& layer, int64_t batch, Layout layout,
+              DataType activation_type = DataType::f32);
   virtual ~LayerRunner() = default;
   LayerRunner(const LayerRunner&) = delete;
   LayerRunner& operator=(const LayerRunner&) = delete;
 
   [[nodiscard]] const Layer& layer() const { return layer_; }
   [[nodiscard]] int64_t batch() const { return batch_; }
+  [[nodiscard]] DataType activation_type() const { return activation_type_; }
   [[nodiscard]] TensorDesc input_desc(size_t i) const;
   [[nodiscard]] TensorDesc output_desc() const;
   [[nodiscard]] bool has_weights() const { return layer_.weight_params > 0; }
@@ -83,7 +92,11 @@ class LayerRunner {
   Layer layer_;
   int64_t batch_;
   Layout layout_;
+  DataType activation_type_;
 };
+
+// The activations' type in a precision: bf16, f16, else f32 (TF32 stores FP32).
+DataType activation_type(Precision precision);
 
 struct SgdOptions {
   float learning_rate = 0.01F;
@@ -117,6 +130,10 @@ class Backend {
   [[nodiscard]] virtual int64_t last_level_cache_bytes() const = 0;
   // The layout this backend keeps activations in.
   [[nodiscard]] virtual Layout activation_layout() const = 0;
+  // The precision this backend's runners compute in, chosen when it is made; its activations
+  // are of activation_type(precision()). Host copies convert: a host span is always floats.
+  [[nodiscard]] virtual Precision precision() const = 0;
+  [[nodiscard]] DataType activation_type() const { return kernels::activation_type(precision()); }
 
   // Memory. allocate leaves contents unspecified. Host copies are in plain (NCHW) order whatever
   // the tensor's layout; spans must hold exactly desc.elements() values of the tensor's type.
@@ -191,6 +208,7 @@ enum class DeviceChoice { automatic, cpu, cuda };
 struct BackendOptions {
   DeviceChoice device = DeviceChoice::automatic;
   int threads = 1;  // CPU backend; >= 1
+  Precision precision = Precision::fp32;
 };
 
 struct BackendSelection {
@@ -218,9 +236,14 @@ enum class KernelPass { forward, backward_data, backward_weight };
 // The layout the automatic choice runs one pass of `layer` in (channels_last or blocked).
 CpuPassLayout automatic_cpu_pass_layout(const Layer& layer, KernelPass pass);
 
-// Individual constructors (throw std::runtime_error when not built or no device).
+// Individual constructors. They throw std::runtime_error when not built or no device, and
+// std::invalid_argument, saying why, for a precision the device cannot run: the CPU backend runs
+// fp32 everywhere and bf16 where oneDNN has BF16 kernels for the CPU (AVX-512), never tf32 or
+// fp16 (oneDNN 2.6 has no FP16 convolution for x86 CPUs); the CUDA backend runs fp32 everywhere,
+// fp16 from compute capability 7.0, bf16 and tf32 from 8.0.
 std::unique_ptr<Backend> make_cpu_backend(int threads,
-                                          CpuPassLayout layout = CpuPassLayout::automatic);
-std::unique_ptr<Backend> make_cuda_backend();
+                                          CpuPassLayout layout = CpuPassLayout::automatic,
+                                          Precision precision = Precision::fp32);
+std::unique_ptr<Backend> make_cuda_backend(Precision precision = Precision::fp32);
 
 }  // namespace ralp::kernels

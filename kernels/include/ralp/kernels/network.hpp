@@ -9,6 +9,11 @@
 // micro-batches, an all-reduce) divides by W, through sgd_step's gradient_scale or
 // Backend::sgd_update's, so that the update follows the mean over the global batch of W * B.
 //
+// Precision. The network computes in its backend's precision (Backend::precision): activations
+// and their gradients, boundary tensors included, are of the backend's activation type (BF16
+// under bf16 mixed precision); parameters, their gradients and momentum are FP32 in every
+// precision (the master weights AMP keeps), so the SGD step and gradient sums are FP32.
+//
 // Dropout. A dropout layer's mask is a pure function of (StepContext::seed, step, worker, the
 // layer's name (dropout_key), the element's position in the micro-batch), so it is the same
 // whether the layer runs on a worker or on the PS, and in whatever order a strategy runs the

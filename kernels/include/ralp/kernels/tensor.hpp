@@ -9,7 +9,10 @@
 
 namespace ralp::kernels {
 
-enum class DataType { f32, s32 };
+// f32 and s32 take 4 bytes a value; bf16 and f16 (the 16-bit activations of mixed precision) 2.
+enum class DataType { f32, s32, bf16, f16 };
+[[nodiscard]] int64_t element_bytes(DataType type);
+[[nodiscard]] const char* to_string(DataType type);
 
 // How a tensor's logical dimensions are laid out in memory.
 //   plain          row-major over the logical dimensions in order: NCHW activations, OIHW conv
@@ -49,6 +52,7 @@ class Tensor {
   [[nodiscard]] void* raw() const { return storage_ ? storage_->data() : nullptr; }
   [[nodiscard]] float* f32() const { return static_cast<float*>(raw()); }
   [[nodiscard]] int32_t* s32() const { return static_cast<int32_t*>(raw()); }
+  [[nodiscard]] uint16_t* bf16() const { return static_cast<uint16_t*>(raw()); }
 
  private:
   TensorDesc desc_;
@@ -56,11 +60,15 @@ class Tensor {
 };
 
 // The description of a batch of activations of per-image shape {c, h, w}.
-TensorDesc activation_desc(int64_t batch, int64_t c, int64_t h, int64_t w, Layout layout);
+TensorDesc activation_desc(int64_t batch, int64_t c, int64_t h, int64_t w, Layout layout,
+                           DataType type = DataType::f32);
 
 // Host-side conversions between a layout and the plain (NCHW) order; `src` and `dst` hold
-// desc.elements() floats each. Used for host copies, never on a hot path.
+// desc.elements() values each. Used for host copies, never on a hot path.
 void to_plain_order(const TensorDesc& desc, const float* src, float* dst);
 void from_plain_order(const TensorDesc& desc, const float* src, float* dst);
+// The same between BF16 tensor memory and floats: exact from BF16, rounded to nearest even into it.
+void to_plain_order(const TensorDesc& desc, const uint16_t* src, float* dst);
+void from_plain_order(const TensorDesc& desc, const float* src, uint16_t* dst);
 
 }  // namespace ralp::kernels

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ralp/core/precision.hpp"
 #include "ralp/core/json_input.hpp"
 #include "ralp/validate/link_fit.hpp"
 #include "ralp/validate/testbed.hpp"
@@ -86,13 +87,14 @@ struct DerivedSettings {
   int warmup_steps = 2;
   std::vector<int> shared_devices;  // shared_cores(), or empty
   double nic_burst_bytes = 0.0;     // the links' token buckets (tbf_burst_bytes), 0 for none
+  Precision precision = Precision::fp32;  // the scenario's "precision" when not fp32
 };
 
 // The base scenario with the point's shape, the rate as nic_bandwidth (bytes per second), half the
 // measured RTT as each link's latency, the fitted factors as network_model, the profile as both
 // devices, the ranks that share a core as cluster.shared_devices, the shaper's burst as the
 // platform's nic_burst, the fitted CPU time of messages as cluster.message_cpu, only the point's
-// strategy, and the step counts. Relative model and device paths of the base are made absolute
+// strategy, the step counts, and the precision when it is not fp32. Relative model and device paths of the base are made absolute
 // against `base_dir`, so the file works from any folder.
 Json derived_scenario(const Json& base, const std::filesystem::path& base_dir,
                       const GridPoint& point, const DerivedSettings& settings);

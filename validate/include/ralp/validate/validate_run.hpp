@@ -36,6 +36,9 @@ struct ValidateOptions {
   // profile is reused only when its provenance has the same values.
   std::map<std::string, std::string> host;
   int threads = 1;         // kernel threads per rank (the scenarios' training.threads)
+  // The precision the points train and are predicted in (each derived scenario's "precision");
+  // other than fp32, every calibration also measures that precision's section of the profile.
+  Precision precision = Precision::fp32;
   int cores = 0;           // cores ranks may use; 0: this process's CPU affinity
   // Times the grid runs, every pass in the same order and each after a calibration of its own:
   // each point is then measured and calibrated at moments a pass apart, and its figures are the
