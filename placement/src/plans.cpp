@@ -39,7 +39,7 @@ schedule::BoundaryBytes head_boundary_bytes(const LayerGraph& model,
   }
   if (reads_input) {
     out.sent += whole_bytes(Bytes(static_cast<double>(model.input_shape().elements()) *
-                                  kBytesPerFloat * static_cast<double>(batch)));
+                                  activation_bytes(precision) * static_cast<double>(batch)));
   }
   out.sent += schedule::kLabelBytes * batch;
   return out;

@@ -113,7 +113,7 @@ BoundaryBytes boundary_bytes(const LayerGraph& graph, LayerId cut, int64_t batch
   }
   if (info.boundary_has_model_input) {
     out.sent += whole_bytes(Bytes(static_cast<double>(graph.input_shape().elements()) *
-                                  kBytesPerFloat * static_cast<double>(batch)));
+                                  activation_bytes(precision) * static_cast<double>(batch)));
   }
   out.sent += kLabelBytes * batch;
   return out;

@@ -134,8 +134,8 @@ inline constexpr int64_t kHeaderBytes = 24;
 
 // What crosses a cut each step for one worker's micro-batch of `batch` images: the boundary it
 // sends (activations, images when a head layer reads the model input, labels) and the gradients
-// it gets back (of the boundary tensors that need one). Activations and their gradients travel in
-// the step's precision (2 bytes a value in fp16 and bf16); images as FP32, labels as 32-bit ints.
+// it gets back (of the boundary tensors that need one). Activations, their gradients and images
+// travel in the step's precision (2 bytes a value in fp16 and bf16); labels as 32-bit integers.
 struct BoundaryBytes {
   int64_t sent = 0;
   int64_t returned = 0;
