@@ -84,6 +84,7 @@ Json place_document() {
           {"model", "m"},
           {"workers", 4},
           {"parameter_servers", 1},
+          {"precision", "bf16"},
           {"top_k", 1},
           {"strategies", {ralp}},
           {"baselines", {ps}},
