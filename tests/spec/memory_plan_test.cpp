@@ -97,6 +97,22 @@ TEST(MemoryPlan, RefusesWhatDoesNotFitAndSaysTheBatchThatDoes) {
   EXPECT_EQ(warning->rfind("warning: strategy \"ps\" needs ", 0), 0u) << *warning;
 }
 
+TEST(MemoryPlan, VggAtBatch4096DoesNotFitAGtx1080Ti) {
+  // 300 GB of saved activations alone, on an 11 GiB card.
+  const Scenario s = parse_scenario(
+      parse_json_text(R"({"name": "v", "model": "vgg16", "batch_per_worker": 4096,
+          "cluster": {"workers": 1, "worker_device": "gtx1080ti",
+                      "platform": {"kind": "star", "nic_bandwidth": "1Gbps"}},
+          "strategies": ["ps"]})",
+                      "v.json"),
+      "v.json", ".");
+  const std::optional<std::string> problem = memory_problem(s);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("on each worker's gtx1080ti (activations 300 GB"), std::string::npos)
+      << *problem;
+  EXPECT_NE(problem->find("which has 11.8 GB"), std::string::npos) << *problem;
+}
+
 TEST(MemoryPlan, OverridesAreCheckedAndNamed) {
   const Json base = parse_json_text(
       R"({"name": "m", "model": "vgg16", "batch_per_worker": 32,
