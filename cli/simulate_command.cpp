@@ -16,6 +16,7 @@
 #include "ralp/reports/verdict.hpp"
 #include "ralp/results/training_figures.hpp"
 #include "ralp/sim/simulate.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/spec/scenario.hpp"
 #include "ralp/spec/scenario_overrides.hpp"
 #include "ralp/results/memory_use.hpp"
@@ -233,6 +234,17 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
   for (const StrategySpec& st : scenario.strategies) {
     const Transport& t = st.transport;
     if (t.name == "ideal") continue;
+    if (uses_nccl_model(scenario, st)) {
+      const NcclMachine m = nccl_machine_of(scenario);
+      std::cout << st.label << " over transport nccl: NCCL " << kNcclRelease
+                << "'s tuning model (docs/fabrics.md), " << m.channels << " channels of "
+                << fixed(m.bw_inter.value() / 1e9, 1) << " GB/s, algorithm "
+                << (st.nccl_algorithm == NcclAlgorithmChoice::automatic
+                        ? std::string("as NCCL picks it per buffer")
+                        : std::string(to_string(st.nccl_algorithm)) + " (forced)")
+                << '\n';
+      continue;
+    }
     std::cout << st.label << " over transport " << t.name << ": " << fixed(t.message_s * 1e6, 1)
               << " us per message and " << fixed(t.s_per_byte * 1e9, 3)
               << " ns per byte at each end, link share " << fixed(t.link_share, 3)

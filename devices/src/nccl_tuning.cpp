@@ -265,7 +265,9 @@ struct NodeBandwidth {
 // Ring channels that fit at `speed`: every link a channel crosses loses `speed` of its bandwidth.
 int64_t channels_at(const NodeBandwidth& b, double speed) {
   auto fit = [speed](double bw) {
-    return static_cast<int64_t>(std::floor(bw / speed + kRoundSlack));
+    // At most NCCL's channel count, so that a path of any bandwidth stays an integer.
+    return static_cast<int64_t>(
+        std::floor(std::min(bw / speed + kRoundSlack, static_cast<double>(kRingMaxChannels))));
   };
   int64_t n = kRingMaxChannels;
   if (b.gpus > 1 || b.nics == 0) n = std::min(n, fit(b.gpu_total));

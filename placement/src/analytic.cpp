@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ralp/schedule/schedule.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 
 namespace ralp::placement {
 namespace {
@@ -695,7 +696,7 @@ struct Model {
     const AnalyticNetwork& n = links.net;
     if (n.devices_per_node <= 1) return {n.worker_nic.bandwidth.value(), links.worker_worker_latency()};
     const double inside = (n.pcie_roots ? 4.0 : 2.0) * n.interconnect_latency;
-    RingHop hop{n.peer_link, inside};
+    RingHop hop{n.ring_peer_link, inside};
     if (n.nodes > 1) {
       hop.bandwidth = std::min({hop.bandwidth, n.device_link, n.worker_nic.bandwidth.value()});
       hop.latency = std::max(inside, links.worker_worker_latency() + 2.0 * links.node_latency());
@@ -735,6 +736,8 @@ struct Model {
       const double phases = 2.0 * (members - 1.0);
       const RingHop hop = ring_hop();
       const double latency = links.net.latency_factor * hop.latency;
+      const double nccl_per_byte =
+          plan.nccl ? nccl_seconds_per_byte(scenario, links.net.bandwidth_factor) : 0.0;
       // Each ring link carries one flow forward and the previous member's reverse load.
       double rate = links.net.bandwidth_factor * hop.bandwidth / (1.0 + links.net.cross_traffic);
       rate = links.cap(rate, hop.latency, members);
@@ -756,7 +759,15 @@ struct Model {
           t += 2.0 * static_cast<double>(buffer.bytes) / plan.worker_encode_rate.value();
         }
         const double chunk = static_cast<double>(buffer.wire_bytes) / members;
-        if (members > 1.0) {
+        if (members > 1.0 && plan.nccl) {
+          // NCCL's tuning model (spec/nccl_plan.hpp): its latency, then the channels' flows at
+          // the chosen protocol's share of their busiest link.
+          const int64_t sent = plan.compressed(buffer.bytes);
+          const NcclCost cost = nccl_allreduce_choice(*plan.nccl, sent, plan.nccl_forced);
+          t += cost.time(0).value() +
+               phases * (chunk + kHeader) * nccl_per_byte / nccl_efficiency(*plan.nccl, cost, sent) +
+               (members - 1.0) * chunk / plan.worker_sum_rate.value();
+        } else if (members > 1.0) {
           t += phases * latency + phases * (chunk + kHeader) / rate +
                (members - 1.0) * chunk / plan.worker_sum_rate.value();
         }
@@ -772,6 +783,45 @@ struct Model {
     return e;
   }
 };
+
+// The slowest hop of the ring in node order inside a node: a pair's NVLink links on the
+// cube-mesh (or PCIe where the pair has none), NVSwitch's per-device bandwidth, else PCIe.
+double ring_peer_bandwidth(const Scenario& scenario, double device_link) {
+  const auto& link = scenario.nodes.interconnect;
+  if (!link || link->kind != InterconnectKind::nvlink) return peer_link_bandwidth(scenario).value();
+  const int64_t d = scenario.nodes.devices_per_node;
+  const bool closes = scenario.workers == d;  // one node: the ring returns to its first device
+  double slowest = peer_link_bandwidth(scenario).value();
+  for (int64_t a = 0; a + 1 < d || (closes && a + 1 == d && d > 2); ++a) {
+    const int64_t b = (a + 1) % d;
+    const auto direct = direct_peer_bandwidth(scenario, a, b);
+    slowest = std::min(slowest, direct ? direct->value() : device_link);
+  }
+  return slowest;
+}
+
+// The node's other devices sending to its first one at once, as one link of the bandwidth that
+// gives their time: on the cube-mesh, NVLink pairs each on their own and the others sharing the
+// first device's PCIe link; elsewhere the per-device peer bandwidth.
+double leader_peer_bandwidth(const Scenario& scenario, double device_link) {
+  const auto& link = scenario.nodes.interconnect;
+  const int64_t d = scenario.nodes.devices_per_node;
+  if (!link || link->kind != InterconnectKind::nvlink || d < 2) {
+    return peer_link_bandwidth(scenario).value();
+  }
+  double seconds_per_byte = 0.0;
+  double over_pcie = 0.0;
+  for (int64_t member = 1; member < d; ++member) {
+    const auto direct = direct_peer_bandwidth(scenario, member, 0);
+    if (direct) {
+      seconds_per_byte = std::max(seconds_per_byte, 1.0 / direct->value());
+    } else {
+      over_pcie += 1.0;
+    }
+  }
+  seconds_per_byte = std::max(seconds_per_byte, over_pcie / device_link);
+  return static_cast<double>(d - 1) / seconds_per_byte;
+}
 
 // Bytes through the busiest PS or worker link in one step over its bandwidth: a lower bound that
 // the outputs quote as the network's share.
@@ -811,7 +861,8 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
   net.nodes = scenario.workers / scenario.nodes.devices_per_node;
   if (net.devices_per_node > 1) {
     net.device_link = device_link_bandwidth(scenario, scenario.worker_device).value();
-    net.peer_link = peer_link_bandwidth(scenario).value();
+    net.peer_link = leader_peer_bandwidth(scenario, net.device_link);
+    net.ring_peer_link = ring_peer_bandwidth(scenario, net.device_link);
     net.interconnect_latency = interconnect_latency(scenario).value();
     const auto& link = scenario.nodes.interconnect;
     net.pcie_roots = link && link->kind == InterconnectKind::pcie && link->host_links > 1;
@@ -842,7 +893,8 @@ AnalyticNetwork analytic_network(const Scenario& scenario) {
 }
 
 bool analytic_covers(const Scenario& scenario) {
-  return scenario.platform.kind != PlatformKind::file;
+  return scenario.platform.kind != PlatformKind::file &&
+         scenario.platform.kind != PlatformKind::rails;
 }
 
 AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,

@@ -115,6 +115,8 @@ schedule::StepPlan CutPlans::plan_of(const std::vector<LayerId>& order, LayerId 
   plan.ps_encode_rate = l.ps_encode_rate;
   plan.ring_bandwidth = l.ring_bandwidth;
   plan.ring_hop_latency = l.ring_hop_latency;
+  plan.nccl = l.nccl;
+  plan.nccl_forced = l.nccl_forced;
   plan.worker_sources = l.worker_sources;
   plan.ps_sources = l.ps_sources;
 

@@ -11,6 +11,7 @@
 #include "ralp/placement/plans.hpp"
 #include "ralp/results/comparison.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/spec/strategy_head.hpp"
 
 namespace ralp::placement {
@@ -59,7 +60,8 @@ StrategyPlacement place_strategy(const Scenario& scenario, const StrategySpec& s
   }
   // The analytic model prices no transport (devices/transport.hpp) and no platform file: under
   // either, every cut is simulated and the ranking is the simulation's.
-  const bool priced = spec.transport.is_ideal() && analytic_covers(scenario);
+  const bool priced =
+      (spec.transport.is_ideal() || uses_nccl_model(scenario, spec)) && analytic_covers(scenario);
   const size_t wanted = priced ? static_cast<size_t>(options.top_k)
                                : std::numeric_limits<size_t>::max();
   out.ranking = rank_cuts(scenario, spec, wanted);

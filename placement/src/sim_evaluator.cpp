@@ -3,6 +3,7 @@
 
 #include "ralp/placement/analytic.hpp"
 #include "ralp/schedule/step_plan.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/spec/strategy_head.hpp"
 
 namespace ralp::placement {
@@ -71,7 +72,7 @@ ScenarioResult analytic_scenario(const Scenario& scenario) {
   }
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
     const Transport& t = scenario.strategies[i].transport;
-    if (t.is_ideal()) continue;
+    if (t.is_ideal() || uses_nccl_model(scenario, scenario.strategies[i])) continue;
     throw InputError(scenario.file, json_path("/strategies", i) + "/transport",
                      "is \"" + t.name + "\", whose CPU time and link share only the event "
                      "simulation models; expected \"ideal\" with --fidelity analytic");

@@ -1,11 +1,14 @@
 // Building a strategy's step plan from the scenario and the cost models.
 #include "ralp/schedule/step_plan.hpp"
 
+#include "ralp/spec/nccl_plan.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "ralp/devices/profile_cost_model.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/spec/nodes.hpp"
 
 namespace ralp::schedule {
@@ -64,7 +67,9 @@ NetworkFactors network_factors(const Scenario& scenario) {
 }  // namespace
 
 double StepPlan::ring_seconds(int64_t bytes) const {
-  if (workers < 2 || ring_bandwidth.value() <= 0.0) return 0.0;
+  if (workers < 2) return 0.0;
+  if (nccl) return nccl_allreduce_choice(*nccl, compressed(bytes), nccl_forced).time(compressed(bytes)).value();
+  if (ring_bandwidth.value() <= 0.0) return 0.0;
   const double chunk = std::ceil(static_cast<double>(compressed(bytes)) / static_cast<double>(workers));
   // Under the strategy's transport (devices/transport.hpp) a hop between nodes reaches its link
   // share, and no hop is faster than a member's CPU sends its chunk and receives the previous
@@ -173,6 +178,10 @@ StepPlan make_step_plan(const Scenario& scenario, const StrategySpec& strategy,
   const auto [latency_factor, bandwidth_factor] = network_factors(scenario);
   plan.ring_bandwidth = BytesPerSecond(nic.bandwidth.value() * bandwidth_factor);
   plan.ring_hop_latency = Seconds(2.0 * nic.latency.value() * latency_factor);
+  if (uses_nccl_model(scenario, strategy)) {
+    plan.nccl = nccl_machine_of(scenario);
+    plan.nccl_forced = forced_nccl_algorithm(strategy);
+  }
   plan.compression = scenario.compression.kind;
   plan.topk_ratio = scenario.compression.topk_ratio;
   plan.worker_encode_rate = encode_rate(scenario.worker_device, scenario.compression);

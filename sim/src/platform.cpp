@@ -61,15 +61,33 @@ std::vector<sg4::LinkInRoute> reversed(std::vector<sg4::LinkInRoute> links) {
   return links;
 }
 
-// Node `node` as a zone of `parent`: its workers' hosts, its co-located parameter servers, the
-// links between them (PCIe to the node's host links, NVLink between devices) and its NICs.
-// Returns the zone's netpoint and its gateway, the far side of its NICs.
-std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Scenario& s,
-                                           const NodeLayout& layout, int64_t node) {
+// A node's hosts as members of a zone: each with its route to the node's host side, the NIC its
+// traffic leaves by, and its links inside the node.
+struct Member {
+  NetPoint* point = nullptr;
+  std::vector<sg4::LinkInRoute> to_host;
+  const sg4::Link* nic = nullptr;
+  int64_t nic_index = 0;                // which of the node's NICs (its rail on a rails platform)
+  const sg4::Link* nvswitch = nullptr;  // the device's port on the node's switches
+  int64_t device = -1;                  // index among the node's devices; -1 for a server
+  int64_t root = -1;
+  bool gpu_direct = false;  // its NIC traffic leaves from its PCIe switch
+  // The links from the host to the far side of its NIC.
+  [[nodiscard]] std::vector<sg4::LinkInRoute> to_nic() const {
+    // GPUDirect RDMA: the NIC reads the device's memory through their PCIe switch.
+    std::vector<sg4::LinkInRoute> out =
+        gpu_direct ? std::vector<sg4::LinkInRoute>{to_host.front()} : to_host;
+    out.emplace_back(nic, Direction::UP);
+    return out;
+  }
+};
+
+// Creates node `node`'s hosts and links in `zone`: its workers' hosts, its co-located parameter
+// servers, the links between them (PCIe to the node's host links, NVLink or NVSwitch between
+// devices) and its NICs. Links are named after the node and the hosts.
+std::vector<Member> node_members(sg4::NetZone* zone, const Scenario& s, const NodeLayout& layout,
+                                 int64_t node) {
   const std::string name = node_name(node);
-  auto* zone = sg4::create_full_zone(name);
-  zone->set_parent(parent);
-  NetPoint* gateway = zone->create_router(name + "-nics");
   const double latency = interconnect_latency(s).value();
   const double device_bandwidth = device_link_bandwidth(s, s.worker_device).value();
   std::vector<const sg4::Link*> roots;
@@ -84,15 +102,6 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
                                      : worker_name(layout.first_worker(node) + i) + "-nic";
     nics.push_back(duplex_link(zone, nic_name, nic.bandwidth.value(), nic.latency.value()));
   }
-  // Members: the devices, then the parameter servers on this node; each with its route to the
-  // host side.
-  struct Member {
-    NetPoint* point = nullptr;
-    std::vector<sg4::LinkInRoute> to_host;
-    const sg4::Link* nic = nullptr;
-    const sg4::Link* nvlink = nullptr;
-    int64_t root = -1;
-  };
   std::vector<Member> members;
   for (int64_t d = 0; d < layout.devices_per_node; ++d) {
     const int64_t w = layout.first_worker(node) + d;
@@ -100,13 +109,16 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
     host->seal();
     Member m;
     m.point = host->get_netpoint();
+    m.device = d;
     m.root = layout.host_link_of_worker(w);
     const sg4::Link* pcie = duplex_link(zone, worker_name(w) + "-pcie", device_bandwidth, latency);
     m.to_host = {{pcie, Direction::UP}, {roots[static_cast<size_t>(m.root)], Direction::UP}};
-    m.nic = nics[static_cast<size_t>(layout.nic_of_worker(w))];
-    if (s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::nvlink) {
-      m.nvlink = duplex_link(zone, worker_name(w) + "-nvlink", peer_link_bandwidth(s).value(),
-                             latency);
+    m.nic_index = layout.nic_of_worker(w);
+    m.nic = nics[static_cast<size_t>(m.nic_index)];
+    m.gpu_direct = layout.gpu_direct;
+    if (s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::nvswitch) {
+      m.nvswitch = duplex_link(zone, worker_name(w) + "-nvswitch", peer_link_bandwidth(s).value(),
+                               latency);
     }
     members.push_back(std::move(m));
   }
@@ -119,19 +131,31 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
     const sg4::Link* link = duplex_link(zone, ps_name(p) + "-pcie",
                                         device_link_bandwidth(s, s.ps_device).value(), latency);
     m.to_host = {{link, Direction::UP}};
-    m.nic = nics[static_cast<size_t>(p % layout.nics_per_node)];
+    m.nic_index = p % layout.nics_per_node;
+    m.nic = nics[static_cast<size_t>(m.nic_index)];
     members.push_back(std::move(m));
   }
+  return members;
+}
+
+// Adds the routes between the members of one node to `zone`.
+void add_node_routes(sg4::NetZone* zone, const Scenario& s, const std::string& name,
+                     const std::vector<Member>& members) {
+  const double latency = interconnect_latency(s).value();
   for (size_t a = 0; a < members.size(); ++a) {
     const Member& ma = members[a];
-    std::vector<sg4::LinkInRoute> out = ma.to_host;
-    out.emplace_back(ma.nic, Direction::UP);
-    zone->add_route(ma.point, gateway, nullptr, nullptr, out, true);
     for (size_t b = a + 1; b < members.size(); ++b) {
       const Member& mb = members[b];
       std::vector<sg4::LinkInRoute> route;
-      if (ma.nvlink && mb.nvlink) {
-        route = {{ma.nvlink, Direction::UP}, {mb.nvlink, Direction::DOWN}};
+      const bool devices = ma.device >= 0 && mb.device >= 0;
+      const auto nvlink = devices ? direct_peer_bandwidth(s, ma.device, mb.device) : std::nullopt;
+      if (ma.nvswitch && mb.nvswitch) {
+        route = {{ma.nvswitch, Direction::UP}, {mb.nvswitch, Direction::DOWN}};
+      } else if (nvlink) {
+        // A cube-mesh pair's own NVLink links, as one link of their bandwidth.
+        route = {{duplex_link(zone, name + "-nvlink-" + std::to_string(a) + "-" + std::to_string(b),
+                              nvlink->value(), latency),
+                  Direction::UP}};
       } else if (ma.root >= 0 && ma.root == mb.root) {
         // Two devices behind one PCIe switch: peer traffic stays below the host link.
         route = {ma.to_host.front(), reversed({mb.to_host.front()}).front()};
@@ -142,6 +166,19 @@ std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Sce
       zone->add_route(ma.point, mb.point, nullptr, nullptr, route, true);
     }
   }
+}
+
+// Node `node` as a zone of `parent`. Returns the zone's netpoint and its gateway, the far side of
+// its NICs.
+std::pair<NetPoint*, NetPoint*> build_node(const sg4::NetZone* parent, const Scenario& s,
+                                           const NodeLayout& layout, int64_t node) {
+  const std::string name = node_name(node);
+  auto* zone = sg4::create_full_zone(name);
+  zone->set_parent(parent);
+  NetPoint* gateway = zone->create_router(name + "-nics");
+  const std::vector<Member> members = node_members(zone, s, layout, node);
+  for (const Member& m : members) zone->add_route(m.point, gateway, nullptr, nullptr, m.to_nic(), true);
+  add_node_routes(zone, s, name, members);
   zone->seal();
   return {zone->get_netpoint(), gateway};
 }
@@ -254,6 +291,67 @@ void build_racks(const Scenario& s) {
                     true);
   }
   core->seal();
+}
+
+// A rails platform (docs/fabrics.md): NIC i of every node on leaf switch i; a separate parameter
+// server's NIC on leaf i mod NICs per node. Traffic between two NICs of one leaf stays on it
+// (a leaf switches at full rate); between leaves it crosses both leaves' uplinks to the spines,
+// each carrying 1 / oversubscription of its NICs' bandwidth. One zone of every host, its routes
+// listed pair by pair.
+void build_rails(const Scenario& s) {
+  auto* zone = sg4::create_full_zone("cluster");
+  const NodeLayout layout = node_layout(s);
+  const LinkSpec& nic = nic_of(s.platform, false);
+  const int64_t servers = separate_servers(s);
+  const int64_t leaf_nics = layout.nodes + (servers + layout.nics_per_node - 1) / layout.nics_per_node;
+  std::vector<const sg4::Link*> uplinks;
+  for (int64_t i = 0; i < layout.nics_per_node; ++i) {
+    const double bandwidth =
+        nic.bandwidth.value() * static_cast<double>(leaf_nics) / s.platform.oversubscription;
+    uplinks.push_back(duplex_link(zone, "leaf-" + std::to_string(i) + "-uplink", bandwidth,
+                                  nic.latency.value()));
+  }
+  std::vector<Member> all;
+  for (int64_t p = 0; p < servers; ++p) {
+    sg4::Host* host = zone->create_host(ps_name(p), kHostSpeed);
+    host->seal();
+    const LinkSpec& ps_nic = nic_of(s.platform, true);
+    Member m;
+    m.point = host->get_netpoint();
+    m.nic_index = p % layout.nics_per_node;
+    m.nic = duplex_link(zone, ps_name(p) + "-nic", ps_nic.bandwidth.value(), ps_nic.latency.value());
+    all.push_back(std::move(m));
+  }
+  std::vector<size_t> first_of_node;
+  for (int64_t node = 0; node < layout.nodes; ++node) {
+    std::vector<Member> members = node_members(zone, s, layout, node);
+    add_node_routes(zone, s, node_name(node), members);
+    first_of_node.push_back(all.size());
+    for (Member& m : members) all.push_back(std::move(m));
+  }
+  first_of_node.push_back(all.size());
+  const auto node_of = [&](size_t i) {
+    return std::upper_bound(first_of_node.begin(), first_of_node.end(), i) - first_of_node.begin();
+  };
+  for (size_t a = 0; a < all.size(); ++a) {
+    for (size_t b = a + 1; b < all.size(); ++b) {
+      const bool servers_a = a < static_cast<size_t>(servers);
+      if (!servers_a && node_of(a) == node_of(b)) continue;  // routed inside the node
+      std::vector<sg4::LinkInRoute> route =
+          all[a].to_host.empty() ? std::vector<sg4::LinkInRoute>{{all[a].nic, Direction::UP}}
+                                 : all[a].to_nic();
+      if (all[a].nic_index != all[b].nic_index) {
+        route.emplace_back(uplinks[static_cast<size_t>(all[a].nic_index)], Direction::UP);
+        route.emplace_back(uplinks[static_cast<size_t>(all[b].nic_index)], Direction::DOWN);
+      }
+      const auto back = all[b].to_host.empty()
+                            ? std::vector<sg4::LinkInRoute>{{all[b].nic, Direction::UP}}
+                            : all[b].to_nic();
+      for (const auto& l : reversed(back)) route.push_back(l);
+      zone->add_route(all[a].point, all[b].point, nullptr, nullptr, route, true);
+    }
+  }
+  zone->seal();
 }
 
 // Fat-tree, torus and dragonfly zones: leaf `id` is a host named after its role (separate PS
@@ -398,6 +496,9 @@ Platform build_platform(sg4::Engine& engine, const Scenario& s) {
     case PlatformKind::torus:
     case PlatformKind::dragonfly:
       build_cluster_zone(s);
+      break;
+    case PlatformKind::rails:
+      build_rails(s);
       break;
     case PlatformKind::file:
       return roles_from_file(engine, s);

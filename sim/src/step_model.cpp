@@ -47,6 +47,7 @@
 
 #include "platform.hpp"
 #include "ralp/schedule/fusion.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/sim/straggler.hpp"
 #include "world.hpp"
 
@@ -204,6 +205,13 @@ struct Model {
   double link_share = 1.0;
   NodeLayout layout;
   Message ring_token{MessageKind::ring};  // what a coalesced ring's flow carries
+  // NCCL's tuning model (spec/nccl_plan.hpp), where the strategy's all-reduce follows it: the
+  // machine NCCL sees, the algorithm forced, and per host the flows of its channels.
+  bool nccl = false;
+  NcclMachine nccl_machine;
+  std::optional<NcclAlgorithm> nccl_forced;
+  std::map<int32_t, std::vector<std::pair<int32_t, double>>> nccl_out;  // host -> (to, share)
+  std::map<int32_t, std::vector<int32_t>> nccl_in;                      // host -> senders
 
   // Plays every queued stream; the streams it reaches are queued in turn, so that a chain of
   // completions is a loop and not a recursion as deep as the cluster.
@@ -565,13 +573,15 @@ void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_
 // it on a core of their own (transport only).
 void price_messages(Model& m, const Scenario& scenario, const schedule::Schedule& schedule) {
   const Transport& transport = schedule.plan.strategy.transport;
-  const bool named = !transport.is_ideal();
+  // Under NCCL's tuning model the transport's fitted socket costs do not apply.
+  const bool nccl = uses_nccl_model(scenario, schedule.plan.strategy);
+  const bool named = !transport.is_ideal() && !nccl;
   m.message_cpu = scenario.message_cpu;
   if (named) {
     m.message_cpu = {transport.s_per_byte, transport.s_per_byte, transport.message_s,
                      transport.message_s, scenario.message_cpu.waiting_share};
   }
-  m.link_share = transport.link_share;
+  m.link_share = nccl ? 1.0 : transport.link_share;
   m.layout = node_layout(scenario);
   const auto hosts = m.device_host.size();
   m.charged.assign(hosts, false);
@@ -707,6 +717,54 @@ void device_actor(Model& m, Role& role, size_t stream, sg4::Host* device) {
   });
 }
 
+// One member's part of a fusion buffer's all-reduce as NCCL runs it (docs/fabrics.md): the
+// latency of the algorithm and protocol NCCL's tuning model picks for the buffer, then the bytes
+// the member sends in the ring, split over its channels' flows (to its successors inside the node
+// and in the next node), each no faster than the chosen protocol's share of the ring's bandwidth
+// (LL moves half, LL128 15/16 of what Simple moves); its sums as in the ring.
+void nccl_all_reduce(Model& m, int32_t host, const Op& op, int64_t k, const std::string& label) {
+  World& world = m.world;
+  const auto buffer = static_cast<size_t>(op.buffer);
+  const int64_t member = m.schedule.ring_position(host);
+  const schedule::RingTotals totals = schedule::ring_totals(m.schedule, buffer, member);
+  const int64_t bytes = m.schedule.plan.compressed(m.schedule.buffers[buffer].bytes);
+  const NcclCost cost = nccl_allreduce_choice(m.nccl_machine, bytes, m.nccl_forced);
+  const double efficiency = nccl_efficiency(m.nccl_machine, cost, bytes);
+  sg4::this_actor::sleep_for(cost.time(0).value());
+  const double start = sg4::Engine::get_clock();
+  std::vector<sg4::CommPtr> sends;
+  std::vector<std::pair<int32_t, int64_t>> sent;
+  int64_t left = totals.wire_bytes;
+  const auto& out = m.nccl_out.at(host);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto [to, share] = out[i];
+    const int64_t part = i + 1 == out.size()
+                             ? left
+                             : static_cast<int64_t>(std::llround(share * static_cast<double>(totals.wire_bytes)));
+    left -= part;
+    // A protocol that moves a byte at a share of the rate puts that much more on the links (LL
+    // sends a flag with every 4 bytes of data): the flow carries the bytes over the share.
+    const auto carried = static_cast<int64_t>(std::llround(static_cast<double>(part) / efficiency));
+    const int64_t flow = world.start_flow(host, to, carried, start);
+    sg4::CommPtr send = world.mailbox("ring", host, to)->put_init(&m.ring_token, static_cast<uint64_t>(flow));
+    send->start();
+    sends.push_back(send);
+    sent.emplace_back(to, part);
+  }
+  std::vector<sg4::CommPtr> receives;
+  std::vector<Message*> payloads(m.nccl_in.at(host).size(), nullptr);
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    receives.push_back(world.mailbox("ring", m.nccl_in.at(host)[i], host)->get_async(&payloads[i]));
+  }
+  for (size_t i = 0; i < sends.size(); ++i) {
+    sends[i]->wait();
+    world.end_flow(host, sent[i].first, sg4::Engine::get_clock());
+    world.record_transfer(host, sent[i].first, sent[i].second, k, label, start, sg4::Engine::get_clock());
+  }
+  for (const auto& r : receives) r->wait();
+  ring_work(m, host, static_cast<double>(totals.reduced_bytes) / m.schedule.plan.worker_sum_rate.value());
+}
+
 // One member's part of a fusion buffer's ring all-reduce.
 void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
   World& world = m.world;
@@ -730,14 +788,16 @@ void ring_all_reduce(Model& m, int32_t host, const Op& op, int64_t k) {
   // list is as long as the ring.
   std::vector<Message> sends;
   std::vector<Message> receives;
-  if (!m.coalesced || world.logs_messages(k)) {
+  if ((!m.coalesced && !m.nccl) || world.logs_messages(k)) {
     sends = schedule::ring_messages(m.schedule, buffer, member);
     receives = schedule::ring_messages(m.schedule, buffer, (member + n - 1) % n);
   }
   for (const Message& s : sends) world.log_message(host, k, s);
   const schedule::RingTotals totals = schedule::ring_totals(m.schedule, buffer, member);
   Message* payload = nullptr;
-  if (m.coalesced) {
+  if (m.nccl) {
+    nccl_all_reduce(m, host, op, k, label);
+  } else if (m.coalesced) {
     // Every phase of a homogeneous ring moves its chunks over the same routes at the same rates,
     // so one flow per edge carrying all phases' bytes, plus the latency of the phases it merges
     // and their reductions, takes as long (tested against the message form).
@@ -813,6 +873,28 @@ void ring_actor(Model& m, Role& role, size_t stream) {
   });
 }
 
+// NCCL's machine and its channels' flows between the ring's members (every worker).
+void plan_nccl(Model& m, const Scenario& scenario) {
+  m.nccl = true;
+  m.nccl_machine = nccl_machine_of(scenario);
+  m.nccl_forced = forced_nccl_algorithm(m.schedule.plan.strategy);
+  const auto flows = nccl_channel_flows(scenario);
+  const auto first = static_cast<int32_t>(m.schedule.parameter_servers);
+  for (size_t w = 0; w < flows.size(); ++w) {
+    const int32_t host = first + static_cast<int32_t>(w);
+    m.nccl_out[host];
+    m.nccl_in[host];
+  }
+  for (size_t w = 0; w < flows.size(); ++w) {
+    const int32_t host = first + static_cast<int32_t>(w);
+    for (const NcclFlow& f : flows[w]) {
+      const int32_t to = first + static_cast<int32_t>(f.to);
+      m.nccl_out[host].emplace_back(to, f.share);
+      m.nccl_in[to].push_back(host);
+    }
+  }
+}
+
 // The exact one-flow-per-edge ring applies where every edge sees the same rates: a star platform
 // whose workers share one NIC setting, and no PS traffic competing with the ring.
 bool ring_is_homogeneous(const Scenario& s, const StepPlan& plan) {
@@ -851,6 +933,7 @@ StrategyResult run_step_model(const Scenario& scenario, const schedule::Schedule
     m.coalesced = model == RingModel::coalesced ||
                   (model == RingModel::automatic && ring_is_homogeneous(scenario, plan));
     m.latency_factor = simgrid::config::get_value<double>("network/latency-factor");
+    if (uses_nccl_model(scenario, plan.strategy) && schedule.workers > 1) plan_nccl(m, scenario);
   }
   // Hosts that share a device run their device operations on the CPU of the group's first host.
   const auto hosts = static_cast<size_t>(schedule.parameter_servers + schedule.workers);

@@ -21,6 +21,10 @@ namespace {
 constexpr int64_t kMaxWorkers = 1 << 16;
 constexpr int64_t kMaxParameterServers = 1 << 10;
 constexpr int64_t kMaxDevicesPerNode = 64;
+// A DGX-1's hybrid cube-mesh joins 8 devices.
+constexpr int64_t kCubeMeshDevices = 8;
+// A rails platform's leaf uplinks: at most this many times less than the leaf's NICs.
+constexpr double kMaxOversubscription = 64.0;
 constexpr int64_t kMaxBatch = 1 << 16;
 constexpr int64_t kMaxSteps = 100000;
 constexpr int64_t kMaxEpochs = 100000;
@@ -166,13 +170,19 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
   ObjectReader r(value, cluster.path_of("platform"), cluster.file());
   PlatformSpec p;
   const std::string kind =
-      r.choice("kind", {"star", "racks", "fat_tree", "torus", "dragonfly", "file"});
+      r.choice("kind", {"star", "racks", "fat_tree", "torus", "dragonfly", "rails", "file"});
   p.kind = kind == "star"        ? PlatformKind::star
            : kind == "racks"     ? PlatformKind::racks
            : kind == "fat_tree"  ? PlatformKind::fat_tree
            : kind == "torus"     ? PlatformKind::torus
            : kind == "dragonfly" ? PlatformKind::dragonfly
+           : kind == "rails"     ? PlatformKind::rails
                                  : PlatformKind::file;
+  if (auto fabric = r.optional_choice("fabric", {"ethernet", "roce", "infiniband"})) {
+    p.fabric = *fabric == "ethernet" ? Fabric::ethernet
+               : *fabric == "roce"   ? Fabric::roce
+                                     : Fabric::infiniband;
+  }
   if (p.kind == PlatformKind::file) {
     p.file = referenced_file(r, "file", base);
     if (const Json* roles = r.get("roles")) {
@@ -198,6 +208,9 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
     p.backbone = read_link(r, "backbone", std::nullopt);
   }
   if (p.kind == PlatformKind::star) p.nic_burst = r.optional_bytes("nic_burst").value_or(Bytes(0.0));
+  if (p.kind == PlatformKind::rails) {
+    p.oversubscription = r.optional_number("oversubscription", 1.0, kMaxOversubscription).value_or(1.0);
+  }
   if (p.kind == PlatformKind::racks) {
     p.hosts_per_rack = r.integer("hosts_per_rack", 1, kMaxWorkers);
     p.rack_uplink = read_link(r, "rack_uplink", std::nullopt);
@@ -221,8 +234,21 @@ PlatformSpec read_platform(ObjectReader& cluster, const std::filesystem::path& b
 NodeInterconnect read_interconnect(ObjectReader& c, int64_t devices_per_node) {
   ObjectReader r(*c.get("node_interconnect"), c.path_of("node_interconnect"), c.file());
   NodeInterconnect link;
-  link.kind = r.choice("kind", {"pcie", "nvlink"}) == "pcie" ? InterconnectKind::pcie
-                                                             : InterconnectKind::nvlink;
+  const std::string kind = r.choice("kind", {"pcie", "nvlink", "nvswitch"});
+  link.kind = kind == "pcie"     ? InterconnectKind::pcie
+              : kind == "nvlink" ? InterconnectKind::nvlink
+                                 : InterconnectKind::nvswitch;
+  if (link.kind == InterconnectKind::nvlink) {
+    if (devices_per_node > kCubeMeshDevices) {
+      r.fail("kind", "is \"nvlink\" (a DGX-1's hybrid cube-mesh of 8 devices) on nodes of " +
+                         std::to_string(devices_per_node) +
+                         " devices, expected \"nvswitch\" or at most 8 devices_per_node");
+    }
+    link.links_per_device = r.optional_integer("links_per_device", 4, 6).value_or(6);
+    if (link.links_per_device == 5) {
+      r.fail("links_per_device", "is 5, expected 6 (V100's cube-mesh) or 4 (P100's)");
+    }
+  }
   link.bandwidth = r.bandwidth("bandwidth");
   link.latency = r.optional_seconds("latency").value_or(Seconds(0.0));
   link.host_links = r.optional_integer("host_links", 1, devices_per_node).value_or(1);
@@ -245,6 +271,8 @@ NodeSpec read_nodes(ObjectReader& c, int64_t workers) {
     c.fail("nics_per_node", "is " + std::to_string(nodes.nics_per_node) + ", expected 1 or "
                             "devices_per_node (" + std::to_string(per_node) + ")");
   }
+  nodes.gpu_direct = c.optional_boolean("gpu_direct")
+                         .value_or(per_node > 1 && nodes.nics_per_node == per_node);
   if (auto placement = c.optional_choice("ps_placement", {"separate", "colocated"})) {
     nodes.ps_placement =
         *placement == "separate" ? PsPlacement::separate : PsPlacement::colocated;
@@ -326,9 +354,10 @@ std::string read_head(ObjectReader& r, const LayerGraph& model) {
 // (looked up in `value` so that the keys the others take stay out of unknown-key messages).
 void check_strategy_keys(const Json& value, const ObjectReader& r, std::string_view name,
                          bool has_ps, bool has_ring) {
-  if (!has_ring && value.contains("algorithm")) {
-    r.fail("algorithm", "is given for " + std::string(name) +
-                            ", expected it only with allreduce or hybrid");
+  for (const char* key : {"algorithm", "nccl_algorithm"}) {
+    if (!has_ring && value.contains(key)) {
+      r.fail(key, "is given for " + std::string(name) + ", expected it only with allreduce or hybrid");
+    }
   }
   if (!has_ps && value.contains("local_aggregation")) {
     r.fail("local_aggregation", "is given for " + std::string(name) +
@@ -414,6 +443,11 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
     }
     if (auto a = r->optional_choice("algorithm", {"ring", "hierarchical"})) {
       s.algorithm = *a == "ring" ? AllreduceAlgorithm::ring : AllreduceAlgorithm::hierarchical;
+    }
+    if (auto a = r->optional_choice("nccl_algorithm", {"auto", "ring", "tree"})) {
+      s.nccl_algorithm = *a == "auto"   ? NcclAlgorithmChoice::automatic
+                         : *a == "ring" ? NcclAlgorithmChoice::ring
+                                        : NcclAlgorithmChoice::tree;
     }
   }
   if (auto transport = r->optional_string("transport")) {
@@ -602,8 +636,12 @@ void nodes_to_json(const NodeSpec& nodes, Json& cluster) {
                                     {"bandwidth", nodes.interconnect->bandwidth.value()},
                                     {"latency", nodes.interconnect->latency.value()},
                                     {"host_links", nodes.interconnect->host_links}};
+    if (nodes.interconnect->kind == InterconnectKind::nvlink) {
+      cluster["node_interconnect"]["links_per_device"] = nodes.interconnect->links_per_device;
+    }
   }
   if (nodes.nics_per_node != 1) cluster["nics_per_node"] = nodes.nics_per_node;
+  if (nodes.gpu_direct) cluster["gpu_direct"] = true;
   if (nodes.ps_placement != PsPlacement::separate) {
     cluster["ps_placement"] = std::string(to_string(nodes.ps_placement));
   }
@@ -620,6 +658,9 @@ void strategy_nodes_to_json(const StrategySpec& st, int64_t devices_per_node, Js
   if (ring && (nodes || st.algorithm != AllreduceAlgorithm::ring)) {
     j["algorithm"] = std::string(to_string(st.algorithm));
   }
+  if (ring && st.nccl_algorithm != NcclAlgorithmChoice::automatic) {
+    j["nccl_algorithm"] = std::string(to_string(st.nccl_algorithm));
+  }
 }
 
 }  // namespace
@@ -629,7 +670,19 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
 }
 
 std::string_view to_string(InterconnectKind kind) {
-  return kind == InterconnectKind::pcie ? "pcie" : "nvlink";
+  return kind == InterconnectKind::pcie     ? "pcie"
+         : kind == InterconnectKind::nvlink ? "nvlink"
+                                            : "nvswitch";
+}
+
+std::string_view to_string(NcclAlgorithmChoice choice) {
+  return choice == NcclAlgorithmChoice::automatic ? "auto"
+         : choice == NcclAlgorithmChoice::ring    ? "ring"
+                                                  : "tree";
+}
+
+std::string_view to_string(Fabric fabric) {
+  return fabric == Fabric::ethernet ? "ethernet" : fabric == Fabric::roce ? "roce" : "infiniband";
 }
 
 std::string_view to_string(PsPlacement placement) {
@@ -711,6 +764,8 @@ std::string_view to_string(PlatformKind kind) {
       return "dragonfly";
     case PlatformKind::file:
       return "file";
+    case PlatformKind::rails:
+      return "rails";
   }
   return "unknown";
 }
@@ -778,6 +833,16 @@ Scenario parse_scenario(const Json& value, const std::string& file,
     c.finish();
   }
   scenario.network_model = read_network_model(r);
+  if (is_rdma(scenario.platform.fabric)) {
+    // RDMA transfers stream from their first byte: a route's latency once, no slow start.
+    if (r.has("network_model") && scenario.network_model.kind == NetworkModelKind::tcp) {
+      r.fail("network_model", "is \"tcp\" on a " +
+                                  std::string(to_string(scenario.platform.fabric)) +
+                                  " fabric, expected \"ideal\" or factors (RDMA pays no TCP "
+                                  "slow start)");
+    }
+    if (!r.has("network_model")) scenario.network_model = {NetworkModelKind::factors, 1.0, 1.0};
+  }
 
   const Json& strategies = r.require("strategies", "a non-empty array of strategies");
   if (!strategies.is_array() || strategies.empty()) {
@@ -909,6 +974,12 @@ Json scenario_to_json(const Scenario& s) {
       platform["rack_uplink"] = link(*s.platform.rack_uplink);
     }
     if (!s.platform.topology.empty()) platform["topology"] = s.platform.topology;
+    if (s.platform.kind == PlatformKind::rails) {
+      platform["oversubscription"] = s.platform.oversubscription;
+    }
+  }
+  if (s.platform.fabric != Fabric::ethernet) {
+    platform["fabric"] = std::string(to_string(s.platform.fabric));
   }
   Json network;
   switch (s.network_model.kind) {

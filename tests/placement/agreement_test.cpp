@@ -10,6 +10,7 @@
 #include "ralp/placement/analytic.hpp"
 #include "ralp/sim/simulate.hpp"
 #include "ralp/spec/head.hpp"
+#include "ralp/spec/nccl_plan.hpp"
 #include "ralp/spec/strategy_head.hpp"
 
 namespace ralp {
@@ -33,23 +34,32 @@ std::vector<std::filesystem::path> shipped() {
 }
 
 // The shipped machines of several GPUs per node (scenarios/modern). Measured: ps, the ring, ralp
-// and hybrid within 1.5% on NVLink machines and 2.4% on p2.8xlarge's PCIe, where a node's first
-// device's PCIe link carries both what it passes on inside the node and its traffic to the
-// servers, which the analytic does not share; the hierarchical all-reduce within 3.9% on NVLink
-// and 11.0% on PCIe (optimistic).
-constexpr double kNodesTolerance = 0.04;
-constexpr double kHierarchicalTolerance = 0.16;
+// and hybrid within 3% on NVLink and NVSwitch machines (ps 4.0% on DGX-2's 16 devices behind one
+// NIC) and 2.4% on p2.8xlarge's PCIe, where a node's first device's PCIe link carries both what
+// it passes on inside the node and its traffic to the servers, which the analytic does not share;
+// NCCL's tuning model within 0.2%; the hierarchical all-reduce within 5.8% on NVSwitch and 15.2%
+// on the cube-mesh and PCIe (optimistic).
+constexpr double kNodesTolerance = 0.05;
+constexpr double kHierarchicalTolerance = 0.17;
+// On the DGX-1 cube-mesh (docs/fabrics.md), devices 5-7 reach the node's first device over PCIe,
+// through the link that also carries the first device's traffic to the servers: the analytic
+// shares neither, ps and ralp with local aggregation are up to 11.8% off (p3.16xlarge,
+// dgx1-v100), the ring and NCCL within 0.2%.
+constexpr double kCubeMeshTolerance = 0.13;
 
 double tolerance_for(const Scenario& s, const StrategySpec& spec) {
   if (s.nodes.devices_per_node == 1) return kTolerance;
-  return spec.algorithm == AllreduceAlgorithm::hierarchical ? kHierarchicalTolerance
-                                                            : kNodesTolerance;
+  if (spec.algorithm == AllreduceAlgorithm::hierarchical) return kHierarchicalTolerance;
+  const bool mesh = s.nodes.interconnect && s.nodes.interconnect->kind == InterconnectKind::nvlink;
+  return mesh && spec.kind != StrategyKind::allreduce ? kCubeMeshTolerance : kNodesTolerance;
 }
 
 TEST(Agreement, AnalyticWithinATenthOfAPercentOfTheEventSimulation) {
   for (const auto& file : shipped()) {
     const Scenario s = load_scenario(file);
-    for (const StrategySpec& spec : s.strategies) {
+    for (StrategySpec spec : s.strategies) {
+      // The analytic fidelity prices no transport but NCCL's tuning model: both run at wire speed.
+      if (!uses_nccl_model(s, spec)) spec.transport = ideal_transport();
       const bool has_cut = spec.kind == StrategyKind::ralp || spec.kind == StrategyKind::hybrid;
       if (has_cut && !spec.cut) continue;
       const std::optional<LayerId> cut = has_cut ? s.model.find(*spec.cut) : std::nullopt;

@@ -51,7 +51,7 @@ Scenario nodes_scenario(const std::string& model, int nodes, int per_node,
 }
 
 TEST(NodesAgreement, AnalyticAgreesWithTheEventSimulation) {
-  const std::string nvlink = R"({"kind": "nvlink", "bandwidth": "150GBps", "latency": "1us"})";
+  const std::string nvlink = R"({"kind": "nvswitch", "bandwidth": "150GBps", "latency": "1us"})";
   const std::string pcie =
       R"({"kind": "pcie", "bandwidth": "16GBps", "latency": "1us", "host_links": 2})";
   const std::vector<Scenario> scenarios = {

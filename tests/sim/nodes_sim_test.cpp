@@ -37,7 +37,7 @@ double link_bytes(const StrategyResult& r, const std::string& name) {
   return 0.0;
 }
 
-// 4 MB of weights on `workers` devices in nodes of `per_node`, NVLink at 100 GB/s inside, NICs of
+// 4 MB of weights on `workers` devices in nodes of `per_node`, NVSwitch at 100 GB/s inside, NICs of
 // 1 GB/s (8 Gbps) on a star.
 Scenario nodes_scenario(int workers, int per_node, const std::string& cluster_extra,
                         const std::string& strategies, const std::string& platform_extra = "") {
@@ -45,7 +45,7 @@ Scenario nodes_scenario(int workers, int per_node, const std::string& cluster_ex
       R"("model": )" + fc_model(1000, 1000) + R"(, "batch_per_worker": 8,
       "cluster": {"workers": )" + std::to_string(workers) + R"(, "devices_per_node": )" +
       std::to_string(per_node) + R"(, "worker_device": )" + kInstantDevice +
-      R"(, "node_interconnect": {"kind": "nvlink", "bandwidth": "800Gbps"}, )" + cluster_extra +
+      R"(, "node_interconnect": {"kind": "nvswitch", "bandwidth": "800Gbps"}, )" + cluster_extra +
       R"("platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": 0)" + platform_extra +
       R"(}}, "network_model": "ideal", "strategies": )" + strategies);
 }
@@ -70,7 +70,7 @@ TEST(NodesSim, RingOfTwoNodesOfTwoMovesTwiceThreeQuartersOverEachNic) {
     // Inside node-0: worker-0 -> 1's edge, and worker-1's ready and worker-0's go to it.
     EXPECT_DOUBLE_EQ(node(r, "node-0").interconnect, edge + 2 * kHeader);
     EXPECT_DOUBLE_EQ(link_bytes(r, "node-0-nic_UP"), edge + 2 * kHeader);
-    EXPECT_DOUBLE_EQ(link_bytes(r, "worker-0-nvlink_UP"), edge + kHeader);  // + go to 1
+    EXPECT_DOUBLE_EQ(link_bytes(r, "worker-0-nvswitch_UP"), edge + kHeader);  // + go to 1
   }
 }
 
@@ -203,7 +203,7 @@ TEST(NodesSim, LocalAggregationSendsTheHeadOneMicroBatchPerNode) {
     const Scenario s = scenario_from(
         R"("model": )" + model + R"(, "batch_per_worker": 8, "cluster": {"workers": 4,
         "devices_per_node": 2, "worker_device": )" + kInstantDevice + R"(,
-        "node_interconnect": {"kind": "nvlink", "bandwidth": "800Gbps"},
+        "node_interconnect": {"kind": "nvswitch", "bandwidth": "800Gbps"},
         "platform": {"kind": "star", "nic_bandwidth": "8Gbps", "latency": 0}},
         "network_model": "ideal", "strategies": [{"name": "ralp", "cut": "fc2",
         "local_aggregation": )" + (local ? "true" : "false") + "}]");

@@ -14,6 +14,9 @@
 
 namespace ralp {
 
+// The NCCL release whose constants this model follows.
+inline constexpr const char* kNcclRelease = "2.30.7";
+
 // In NCCL's order (NCCL_ALGO_TREE is 0, NCCL_ALGO_RING 1): the order breaks ties in the choice.
 enum class NcclAlgorithm { tree, ring };
 // In NCCL's order (NCCL_PROTO_LL 0, LL128 1, SIMPLE 2).

@@ -37,7 +37,10 @@ struct AnalyticNetwork {
   int64_t nodes = 1;
   double nic_sharers = 1.0;
   double device_link = 0.0;  // bytes per second; 0 without nodes
+  // The node's other devices to or from its first one at once, as one link: members x bytes over
+  // it is their time (NVLink pairs and PCIe on the cube-mesh; a port each elsewhere).
   double peer_link = 0.0;
+  double ring_peer_link = 0.0;  // the slowest hop of the ring in node order inside a node
   double interconnect_latency = 0.0;
   bool pcie_roots = false;  // pcie with several host links: peers may cross two of them
   // Co-located parameter servers (spec/nodes.hpp): each shard on a node, behind its own link to

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ralp/devices/cost_model.hpp"
+#include "ralp/devices/nccl_tuning.hpp"
 #include "ralp/results/compute_sources.hpp"
 #include "ralp/spec/scenario.hpp"
 #include "ralp/spec/sharding.hpp"
@@ -76,6 +77,10 @@ struct StepPlan {
   // fusion cycles (ring_seconds).
   BytesPerSecond ring_bandwidth;
   Seconds ring_hop_latency;
+  // Where the all-reduce follows NCCL's tuning model (spec/nccl_plan.hpp): the machine NCCL
+  // sees and the algorithm the strategy forces; ring_seconds is then NCCL's time.
+  std::optional<NcclMachine> nccl;
+  std::optional<NcclAlgorithm> nccl_forced;
 
   // Gradient compression: compressed size of a gradient message and its encode/decode times.
   CompressionKind compression = CompressionKind::none;

@@ -18,6 +18,7 @@ struct NodeLayout {
   int64_t devices_per_node = 1;
   int64_t nics_per_node = 1;
   int64_t host_links = 1;  // PCIe roots the devices are split among, in order
+  bool gpu_direct = false;  // NIC traffic from a device's PCIe switch, not through the host
   int64_t workers = 0;
   int64_t parameter_servers = 0;
   bool colocated = false;  // parameter servers on the nodes
@@ -68,8 +69,25 @@ void count_node_traffic(const NodeLayout& layout, int64_t src, int64_t dst, doub
 // and the host links): the `pcie` interconnect's bandwidth where given, else the device's PCIe
 // bandwidth (a GPU), else its memory bandwidth (a CPU, whose ranks share the host).
 BytesPerSecond device_link_bandwidth(const Scenario& scenario, const DeviceProfile& device);
-// Device-to-device inside a node: NVLink's bandwidth, else the device link's.
+// Device-to-device inside a node: NVLink's or NVSwitch's bandwidth per device (all its links),
+// else the device link's.
 BytesPerSecond peer_link_bandwidth(const Scenario& scenario);
+
+// The NVLink links between devices a and b (indices in their node) of a DGX-1's hybrid
+// cube-mesh with `links_per_device` links per device (6: V100, 4: P100); 0 where the pair has
+// none (its traffic crosses PCIe). docs/fabrics.md draws the mesh and names its source.
+int64_t cube_mesh_links(int64_t links_per_device, int64_t a, int64_t b);
+// The bandwidth between two devices of one node over the interconnect's direct links (NVLink
+// pairs, NVSwitch ports); nullopt where their traffic crosses PCIe.
+std::optional<BytesPerSecond> direct_peer_bandwidth(const Scenario& scenario, int64_t a,
+                                                     int64_t b);
+
+// NCCL's rings inside a node (docs/fabrics.md): each a cycle through every device of the node,
+// listed from the device it enters at. On the cube-mesh, cycles over NVLink pairs taken one after
+// another while every pair on them has a link left in that direction (NCCL's search finds its
+// rings the same way, link by link); elsewhere one rotation of node order per device, so that
+// across nodes every device, and its NIC, carries one channel in and one out.
+std::vector<std::vector<int64_t>> nccl_node_rings(const Scenario& scenario);
 // Each link's latency inside a node (0 without a node_interconnect).
 Seconds interconnect_latency(const Scenario& scenario);
 

@@ -31,12 +31,16 @@ enum class RingModel { automatic, message, coalesced };
 // device in node order, or Horovod's hierarchical all-reduce (reduce inside each node, ring among
 // the nodes, broadcast inside).
 enum class AllreduceAlgorithm { ring, hierarchical };
+// Which algorithm the nccl transport runs an all-reduce with (devices/nccl_tuning.hpp): the one
+// NCCL's tuning model picks for each buffer, or one forced as NCCL_ALGO forces it.
+enum class NcclAlgorithmChoice { automatic, ring, tree };
 
 std::string_view to_string(StrategyKind kind);
 std::string_view to_string(ShardPlacement placement);
 std::string_view to_string(HeadMode mode);
 std::string_view to_string(RingModel model);
 std::string_view to_string(AllreduceAlgorithm algorithm);
+std::string_view to_string(NcclAlgorithmChoice choice);
 
 struct StrategySpec {
   StrategyKind kind = StrategyKind::ps;
@@ -49,6 +53,7 @@ struct StrategySpec {
   Seconds cycle_time = Seconds(5e-3);                     // allreduce, hybrid
   RingModel ring_model = RingModel::automatic;            // allreduce, hybrid
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::ring;  // allreduce, hybrid
+  NcclAlgorithmChoice nccl_algorithm = NcclAlgorithmChoice::automatic;  // allreduce, hybrid
   // ps, ralp, hybrid on nodes of several devices: the node sums its devices' gradients (and
   // gathers their boundary activations) over its interconnect and sends once; false: every device
   // talks to the parameter servers itself. Defaults to devices_per_node > 1.
@@ -67,15 +72,23 @@ struct LinkSpec {
   friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 
-enum class PlatformKind { star, racks, fat_tree, torus, dragonfly, file };
+// rails: NIC i of every node on leaf switch i, the leaves joined by spines (docs/fabrics.md).
+enum class PlatformKind { star, racks, fat_tree, torus, dragonfly, file, rails };
 std::string_view to_string(PlatformKind kind);
 
 // Number of hosts a generated topology holds (fat tree: the product of the down links; torus: of
 // the dimensions; dragonfly: groups x chassis x routers x nodes).
 int64_t topology_hosts(PlatformKind kind, const std::vector<std::vector<int64_t>>& groups);
 
+// What the network between hosts is: Ethernet under TCP (the default), or RDMA over Converged
+// Ethernet or InfiniBand, whose transfers pay a route's latency once, with no TCP slow start.
+enum class Fabric { ethernet, roce, infiniband };
+std::string_view to_string(Fabric fabric);
+[[nodiscard]] inline bool is_rdma(Fabric fabric) { return fabric != Fabric::ethernet; }
+
 struct PlatformSpec {
   PlatformKind kind = PlatformKind::star;
+  Fabric fabric = Fabric::ethernet;
   LinkSpec nic;                       // every host's link (star, racks) or every link (others)
   std::optional<LinkSpec> ps_nic;     // per-role overrides of nic (star, racks)
   std::optional<LinkSpec> worker_nic;
@@ -91,17 +104,22 @@ struct PlatformSpec {
   // dragonfly: groups; chassis; routers; nodes), and its numbers, one vector per ';' group.
   std::string topology;
   std::vector<std::vector<int64_t>> topology_groups;
+  // rails: the leaves' uplinks to the spines carry 1 / oversubscription of what their nodes'
+  // NICs can send at once.
+  double oversubscription = 1.0;
   std::filesystem::path file;  // file: a SimGrid platform XML
   std::map<std::string, std::string> roles;  // file: "ps-0" / "worker-3" -> host name
   friend bool operator==(const PlatformSpec&, const PlatformSpec&) = default;
 };
 
-// The links inside a node of several devices. pcie: each device reaches its PCIe switch over a
-// link of `bandwidth`, and the switches reach the host (CPU, memory, NICs) over `host_links`
-// links of that bandwidth, the devices split among them in order. nvlink: device-to-device traffic
-// crosses links of its own of `bandwidth`; host traffic still crosses PCIe (the device profile's
-// PCIe bandwidth, over host_links links).
-enum class InterconnectKind { pcie, nvlink };
+// The links inside a node of several devices (docs/nodes.md, docs/fabrics.md). pcie: each device
+// reaches its PCIe switch over a link of `bandwidth`, and the switches reach the host (CPU,
+// memory, NICs) over `host_links` links of that bandwidth, the devices split among them in order.
+// nvlink: a DGX-1's hybrid cube-mesh of point-to-point links, `links_per_device` per device
+// (6 on V100, 4 on P100) of bandwidth / links_per_device each; pairs without a link go over PCIe.
+// nvswitch: every device reaches every other at its whole `bandwidth` through the switches.
+// Host traffic always crosses PCIe (the device profile's PCIe bandwidth, over host_links links).
+enum class InterconnectKind { pcie, nvlink, nvswitch };
 std::string_view to_string(InterconnectKind kind);
 
 struct NodeInterconnect {
@@ -109,6 +127,7 @@ struct NodeInterconnect {
   BytesPerSecond bandwidth;
   Seconds latency;
   int64_t host_links = 1;
+  int64_t links_per_device = 6;  // nvlink
   friend bool operator==(const NodeInterconnect&, const NodeInterconnect&) = default;
 };
 
@@ -122,6 +141,10 @@ struct NodeSpec {
   int64_t devices_per_node = 1;
   std::optional<NodeInterconnect> interconnect;
   int64_t nics_per_node = 1;  // 1 or devices_per_node (one NIC per device)
+  // GPUDirect RDMA: a device's NIC traffic goes from its PCIe switch to the NIC, with no copy
+  // through the host and no host link shared with the node's other devices. Defaults to one NIC
+  // per device on a node of several.
+  bool gpu_direct = false;
   PsPlacement ps_placement = PsPlacement::separate;
   friend bool operator==(const NodeSpec&, const NodeSpec&) = default;
 };
