@@ -27,6 +27,11 @@ constexpr std::array kKindNames{
     KindName{LayerKind::concat, "concat"},
     KindName{LayerKind::add, "add"},
     KindName{LayerKind::softmax_cross_entropy, "softmax_cross_entropy"},
+    KindName{LayerKind::sigmoid, "sigmoid"},
+    KindName{LayerKind::silu, "silu"},
+    KindName{LayerKind::hard_sigmoid, "hard_sigmoid"},
+    KindName{LayerKind::hard_swish, "hard_swish"},
+    KindName{LayerKind::mul, "mul"},
 };
 
 // Per-element FLOP counts of the element-wise kinds (see Layer's comment).
@@ -36,6 +41,16 @@ constexpr double kBatchNormBackwardData = 9.0;
 constexpr double kBatchNormBackwardWeight = 2.0;
 constexpr double kSoftmaxForward = 4.0;
 constexpr double kSoftmaxBackward = 1.0;
+constexpr double kSigmoidForward = 4.0;
+constexpr double kSigmoidBackward = 3.0;
+constexpr double kSiluForward = 5.0;
+constexpr double kSiluBackward = 7.0;
+constexpr double kHardSigmoidForward = 2.0;
+constexpr double kHardSigmoidBackward = 1.0;
+constexpr double kHardSwishForward = 4.0;
+constexpr double kHardSwishBackward = 3.0;
+constexpr double kMulBackwardEqual = 2.0;
+constexpr double kMulBackwardBroadcast = 3.0;
 
 std::string shape_list(const std::vector<TensorShape>& shapes) {
   std::string out;
@@ -101,6 +116,23 @@ TensorShape infer_pool(const PoolAttrs& a, const TensorShape& in, size_t index) 
   require(h >= 1 && w >= 1, index, "kernel",
           "leaves no output: the window is larger than the padded " + in.to_string() + " input");
   return {in.channels, h, w};
+}
+
+// mul's second input has the first's shape, or is C x 1 x 1 with the first's channels and is
+// broadcast over its height and width (squeeze-and-excitation's channel scaling).
+bool broadcasts_channels(const TensorShape& first, const TensorShape& second) {
+  return second.channels == first.channels && second.height == 1 && second.width == 1;
+}
+
+TensorShape infer_mul(const std::vector<TensorShape>& inputs, size_t index) {
+  require(inputs.size() == 2, index, "inputs",
+          "mul takes 2 inputs, got " + std::to_string(inputs.size()));
+  const TensorShape& a = inputs[0];
+  const TensorShape& b = inputs[1];
+  require(a == b || broadcasts_channels(a, b), index, "inputs",
+          "mul's second input must have the first's shape or be " + std::to_string(a.channels) +
+              "x1x1, got " + shape_list(inputs));
+  return a;
 }
 
 }  // namespace
@@ -179,8 +211,21 @@ Layer infer_layer(const LayerSpec& spec, std::vector<TensorShape> input_shapes, 
       break;
     }
     case LayerKind::relu:
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_swish:
       require_input_count(spec, inputs.size(), 1, index);
       layer.output = in;
+      break;
+    case LayerKind::hard_sigmoid: {
+      require_input_count(spec, inputs.size(), 1, index);
+      const auto& a = std::get<HardSigmoidAttrs>(spec.attrs);
+      require(a.alpha > 0.0, index, "alpha", "must be > 0");
+      layer.output = in;
+      break;
+    }
+    case LayerKind::mul:
+      layer.output = infer_mul(inputs, index);
       break;
     case LayerKind::flatten:
       require_input_count(spec, inputs.size(), 1, index);
@@ -238,6 +283,13 @@ LayerWork Layer::work(int64_t batch) const {
   double fwd = 0.0;
   double bwd_data = 0.0;
   double bwd_weight = 0.0;
+  // Floats backward-data moves per image besides the weights (see Layer's comment).
+  double bwd_data_floats = in + out;
+  const auto element_wise = [&](double forward_per_element, double backward_per_element) {
+    fwd = forward_per_element * out;
+    bwd_data = backward_per_element * out;
+    bwd_data_floats = out + 2.0 * in;
+  };
   switch (spec.kind) {
     case LayerKind::conv2d: {
       const auto& a = std::get<Conv2dAttrs>(spec.attrs);
@@ -292,6 +344,22 @@ LayerWork Layer::work(int64_t batch) const {
       fwd = kSoftmaxForward * out;
       bwd_data = kSoftmaxBackward * out;
       break;
+    case LayerKind::sigmoid:
+      element_wise(kSigmoidForward, kSigmoidBackward);
+      break;
+    case LayerKind::silu:
+      element_wise(kSiluForward, kSiluBackward);
+      break;
+    case LayerKind::hard_sigmoid:
+      element_wise(kHardSigmoidForward, kHardSigmoidBackward);
+      break;
+    case LayerKind::hard_swish:
+      element_wise(kHardSwishForward, kHardSwishBackward);
+      break;
+    case LayerKind::mul:
+      element_wise(1.0, input_shapes[0] == input_shapes[1] ? kMulBackwardEqual
+                                                           : kMulBackwardBroadcast);
+      break;
     case LayerKind::flatten:
       // A copy, as concat's: the kernels reorder the convolutions' layout into the plain one the
       // fully connected layers read, and the gradient back (a measured profile has its passes'
@@ -303,7 +371,7 @@ LayerWork Layer::work(int64_t batch) const {
   LayerWork work;
   work.forward = {Flops(n * fwd), bytes(n * (in + out) + all_params)};
   if (needs_input_gradient) {
-    work.backward_data = {Flops(n * bwd_data), bytes(n * (in + out) + weights)};
+    work.backward_data = {Flops(n * bwd_data), bytes(n * bwd_data_floats + weights)};
   }
   if (params() > 0) {
     work.backward_weight = {Flops(n * bwd_weight), bytes(n * (in + out) + all_params)};
@@ -339,6 +407,8 @@ std::string Layer::signature() const {
           out << "(rate=" << a.rate << ')';
         } else if constexpr (std::is_same_v<T, FullyConnectedAttrs>) {
           out << "(out=" << a.out_features << (a.bias ? ",bias" : "") << ')';
+        } else if constexpr (std::is_same_v<T, HardSigmoidAttrs>) {
+          out << "(alpha=" << a.alpha << ",beta=" << a.beta << ')';
         }
       },
       spec.attrs);

@@ -81,7 +81,8 @@ struct SavedTensors {
 // weight, counted with the parameters); batch norm its input and two FP32 statistics per channel
 // (its running statistics are module buffers, not counted); ReLU its output; pooling its input,
 // max pooling also its int64 indices; dropout only its mask; the loss its FP32 log-probabilities,
-// the labels and a scalar; add, concat and flatten nothing.
+// the labels and a scalar; sigmoid its output; SiLU, hardsigmoid and hardswish their input; mul
+// both inputs; add, concat and flatten nothing.
 void record_saved(const LayerGraph& graph, const Layer& layer, LayerId id, double mask_bytes,
                   double compute_bytes, SavedTensors& saved) {
   const auto inputs = input_tensors(graph, layer);
@@ -103,7 +104,16 @@ void record_saved(const LayerGraph& graph, const Layer& layer, LayerId id, doubl
       saved.extra_per_image += out * kIndexBytes;
       break;
     case LayerKind::relu:
+    case LayerKind::sigmoid:
       saved.kept[id + 1] = true;
+      break;
+    case LayerKind::silu:
+    case LayerKind::hard_sigmoid:
+    case LayerKind::hard_swish:
+      keep_input();
+      break;
+    case LayerKind::mul:
+      for (const size_t tensor : inputs) saved.kept[storage_root(graph, tensor)] = true;
       break;
     case LayerKind::dropout:
       saved.extra_per_image += out * mask_bytes;

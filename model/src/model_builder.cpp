@@ -94,6 +94,28 @@ std::string ModelBuilder::add(const std::string& name, const std::vector<std::st
   return push({name, LayerKind::add, std::monostate{}, inputs}, {});
 }
 
+std::string ModelBuilder::sigmoid(const std::string& name, const std::string& from) {
+  return push({name, LayerKind::sigmoid, std::monostate{}, {}}, from);
+}
+
+std::string ModelBuilder::silu(const std::string& name, const std::string& from) {
+  return push({name, LayerKind::silu, std::monostate{}, {}}, from);
+}
+
+std::string ModelBuilder::hard_sigmoid(const std::string& name, HardSigmoidAttrs attrs,
+                                       const std::string& from) {
+  return push({name, LayerKind::hard_sigmoid, attrs, {}}, from);
+}
+
+std::string ModelBuilder::hard_swish(const std::string& name, const std::string& from) {
+  return push({name, LayerKind::hard_swish, std::monostate{}, {}}, from);
+}
+
+std::string ModelBuilder::mul(const std::string& name, const std::string& first,
+                              const std::string& second) {
+  return push({name, LayerKind::mul, std::monostate{}, {first, second}}, {});
+}
+
 std::string ModelBuilder::softmax_cross_entropy(const std::string& name, const std::string& from) {
   return push({name, LayerKind::softmax_cross_entropy, std::monostate{}, {}}, from);
 }

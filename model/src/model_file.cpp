@@ -8,6 +8,9 @@ namespace {
 
 constexpr int64_t kMaxExtent = 1 << 20;
 constexpr int kMaxWindow = 1 << 16;
+// Bounds of hard_sigmoid's alpha (a slope > 0) and beta (an offset of either sign).
+constexpr double kMinSlope = 1e-12;
+constexpr double kMaxSlope = 1e6;
 
 std::vector<std::string> kind_names() {
   std::vector<std::string> out;
@@ -114,11 +117,22 @@ LayerSpec parse_layer(const Json& value, const std::string& path, const std::str
       spec.attrs = a;
       break;
     }
+    case LayerKind::hard_sigmoid: {
+      HardSigmoidAttrs a;
+      a.alpha = r.optional_number("alpha", kMinSlope, kMaxSlope).value_or(a.alpha);
+      a.beta = r.optional_number("beta", -kMaxSlope, kMaxSlope).value_or(a.beta);
+      spec.attrs = a;
+      break;
+    }
     case LayerKind::relu:
     case LayerKind::flatten:
     case LayerKind::concat:
     case LayerKind::add:
     case LayerKind::softmax_cross_entropy:
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_swish:
+    case LayerKind::mul:
       spec.attrs = std::monostate{};
       break;
   }
@@ -219,6 +233,9 @@ Json model_to_json(const LayerGraph& graph) {
           } else if constexpr (std::is_same_v<T, FullyConnectedAttrs>) {
             j["out_features"] = a.out_features;
             if (!a.bias) j["bias"] = false;
+          } else if constexpr (std::is_same_v<T, HardSigmoidAttrs>) {
+            j["alpha"] = a.alpha;
+            j["beta"] = a.beta;
           }
         },
         layer.spec.attrs);

@@ -3,6 +3,8 @@
 // 7x7) are left out: they hold no parameters and do no work there.
 #include "ralp/model/model_zoo.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "ralp/model/model_builder.hpp"
@@ -102,8 +104,9 @@ LayerGraph vgg(const std::string& name, const std::vector<int>& blocks) {
 // conv (no bias) + batch norm [+ ReLU], torchvision's pattern inside ResNet blocks.
 std::string conv_bn(ModelBuilder& b, const std::string& prefix, int64_t out, int kernel,
                     int stride, int pad, const std::string& from, bool relu, double epsilon = 1e-5,
-                    const std::string& suffix = "") {
-  b.conv(prefix + ".conv" + suffix, out, kernel, stride, pad, from, kNoBias);
+                    const std::string& suffix = "", int64_t groups = 1) {
+  b.conv(prefix + ".conv" + suffix, out, kernel, stride, pad, from,
+         {.bias = false, .groups = groups});
   std::string last = b.batch_norm(prefix + ".bn" + suffix, epsilon);
   if (relu) last = b.relu(prefix + ".relu" + suffix);
   return last;
@@ -113,18 +116,44 @@ std::string conv_bn(ModelBuilder& b, const std::string& prefix, int64_t out, int
 // ResNet (v1, as tf_cnn_benchmarks 2017 ran it) on the first 1x1.
 enum class StrideOn { conv3x3, conv1x1 };
 
-// torchvision.models.resnet18/50/101/152 (v1.5), or v1 with `stride_on` conv1x1.
+// A bottleneck's widths: stage s (from 0) has first_planes << s channels inside the block and
+// expansion times that out; the 3x3 convolution has `groups` groups (ResNeXt's cardinality).
+// se_features > 0 adds NVIDIA DeepLearningExamples' squeeze-and-excitation to every block.
+struct BottleneckWidths {
+  int64_t first_planes = 64;
+  int64_t expansion = 4;
+  int64_t groups = 1;
+  int64_t se_features = 0;
+};
+
+// NVIDIA DeepLearningExamples' SqueezeAndExcitation (PyTorch/Classification/ConvNets/
+// image_classification/models/common.py, commit 729963dd): the mean over H x W, Linear(C, 16)
+// with bias, ReLU, Linear(16, C) with bias, sigmoid; the block multiplies its last batch norm's
+// output by the gate (torch.addcmul with the shortcut, here mul then add). Its squeeze is 16
+// units, not C / 16: SEBottleneck passes se_squeeze=16 as SqueezeAndExcitation's width.
+std::string dle_squeeze_excitation(ModelBuilder& b, const std::string& p, const std::string& x,
+                                   int64_t channels, int64_t features) {
+  b.global_avg_pool(p + ".squeeze.pool", x);
+  b.fc(p + ".squeeze.squeeze", features);
+  b.relu(p + ".squeeze.relu");
+  b.fc(p + ".squeeze.expand", channels);
+  const std::string gate = b.sigmoid(p + ".squeeze.sigmoid");
+  return b.mul(p + ".squeeze.scale", x, gate);
+}
+
+// torchvision.models.resnet18/50/101/152 (v1.5), or v1 with `stride_on` conv1x1; other
+// bottleneck widths give DeepLearningExamples' ResNeXt and SE-ResNeXt.
 LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<int>& blocks,
-                  StrideOn stride_on = StrideOn::conv3x3) {
+                  StrideOn stride_on = StrideOn::conv3x3, BottleneckWidths widths = {}) {
   ModelBuilder b(name, kImageNet224);
   b.conv("conv1", 64, 7, 2, 3, {}, kNoBias);
   b.batch_norm("bn1");
   b.relu("relu");
   std::string x = b.max_pool("maxpool", 3, 2, 1);
-  const int expansion = bottleneck ? 4 : 1;
+  const int64_t expansion = bottleneck ? widths.expansion : 1;
   int64_t in_channels = 64;
   for (size_t stage = 0; stage < blocks.size(); ++stage) {
-    const int64_t planes = int64_t{64} << stage;
+    const int64_t planes = widths.first_planes << stage;
     for (int block = 0; block < blocks[stage]; ++block) {
       const std::string p = "layer" + std::to_string(stage + 1) + "." + std::to_string(block);
       const int stride = (stage > 0 && block == 0) ? 2 : 1;
@@ -133,7 +162,7 @@ LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<in
       if (bottleneck) {
         const bool v1 = stride_on == StrideOn::conv1x1;
         y = conv_bn(b, p, planes, 1, v1 ? stride : 1, 0, in, true, 1e-5, "1");
-        y = conv_bn(b, p, planes, 3, v1 ? 1 : stride, 1, y, true, 1e-5, "2");
+        y = conv_bn(b, p, planes, 3, v1 ? 1 : stride, 1, y, true, 1e-5, "2", widths.groups);
         y = conv_bn(b, p, planes * expansion, 1, 1, 0, y, false, 1e-5, "3");
       } else {
         y = conv_bn(b, p, planes, 3, stride, 1, in, true, 1e-5, "1");
@@ -144,6 +173,9 @@ LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<in
         b.conv(p + ".downsample.conv", planes * expansion, 1, stride, 0, in, kNoBias);
         shortcut = b.batch_norm(p + ".downsample.bn");
       }
+      if (widths.se_features > 0) {
+        y = dle_squeeze_excitation(b, p, y, planes * expansion, widths.se_features);
+      }
       b.add(p + ".add", {y, shortcut});
       x = b.relu(p + ".relu");
       in_channels = planes * expansion;
@@ -152,6 +184,110 @@ LayerGraph resnet(const std::string& name, bool bottleneck, const std::vector<in
   b.global_avg_pool("avgpool");
   b.flatten("flatten");
   b.fc("fc", kImageNetClasses);
+  b.softmax_cross_entropy();
+  return b.build();
+}
+
+// NVIDIA DeepLearningExamples' resnext101-32x4d and se-resnext101-32x4d (PyTorch/Classification/
+// ConvNets/image_classification/models/resnet.py, commit 729963dd): ResNet v1.5 (stride on the
+// 3x3) with 3, 4, 23 and 3 bottlenecks of widths 128, 256, 512 and 1,024 (32 groups of 4 in the
+// first stage), expansion 2, no convolution biases, batch norm eps 1e-5.
+constexpr BottleneckWidths kDleResNeXt32x4d{.first_planes = 128, .expansion = 2, .groups = 32};
+constexpr int64_t kDleSqueezeFeatures = 16;  // resnet.py's SEBottleneck: se_squeeze=16
+
+// torchvision 0.14's EfficientNet-B0..B7 (torchvision/models/efficientnet.py): the stages of the
+// paper's Table 1 as (expand ratio, kernel, stride, input channels, output channels, layers).
+struct MbConvStage {
+  int64_t expand_ratio;
+  int kernel;
+  int stride;
+  int64_t in;
+  int64_t out;
+  int layers;
+};
+constexpr MbConvStage kEfficientNetStages[] = {
+    {1, 3, 1, 32, 16, 1},   {6, 3, 2, 16, 24, 2},   {6, 5, 2, 24, 40, 2},  {6, 3, 2, 40, 80, 3},
+    {6, 5, 1, 80, 112, 3},  {6, 5, 2, 112, 192, 4}, {6, 3, 1, 192, 320, 1},
+};
+constexpr int64_t kChannelDivisor = 8;
+constexpr double kMaxRoundDown = 0.9;
+constexpr int64_t kSqueezeDivisor = 4;      // SE squeeze: max(1, block input channels // 4)
+constexpr int64_t kLastConvExpansion = 4;   // the head's 1x1: 4 x the last stage's channels
+
+// torchvision's _make_divisible (models/_utils.py): round to a multiple of 8, never more than
+// 10% down.
+int64_t make_divisible(double value) {
+  const auto half = static_cast<double>(kChannelDivisor) / 2;
+  int64_t out = std::max(kChannelDivisor, static_cast<int64_t>(value + half) / kChannelDivisor *
+                                              kChannelDivisor);
+  if (static_cast<double>(out) < kMaxRoundDown * value) out += kChannelDivisor;
+  return out;
+}
+
+// conv (no bias) + batch norm (eps 1e-5: B0-B4 use nn.BatchNorm2d's default) [+ SiLU]:
+// torchvision's Conv2dNormActivation as EfficientNet uses it.
+std::string conv_bn_silu(ModelBuilder& b, const std::string& p, int64_t out, int kernel,
+                         int stride, const std::string& from, bool silu, int64_t groups = 1) {
+  b.conv(p + ".0", out, kernel, stride, (kernel - 1) / 2, from, {.bias = false, .groups = groups});
+  const std::string y = b.batch_norm(p + ".1");
+  return silu ? b.silu(p + ".2") : y;
+}
+
+// torchvision's MBConv: 1x1 expansion (when the ratio is not 1), depthwise k x k, SE
+// (ops.misc.SqueezeExcitation: global pool, 1x1 conv with bias, SiLU, 1x1 conv with bias,
+// sigmoid, scale), 1x1 projection; a residual add when the shape is kept. Stochastic depth is
+// the identity in a step's cost (it scales the branch of dropped images).
+std::string mb_conv(ModelBuilder& b, const std::string& name, const MbConvStage& stage,
+                    int64_t in, int stride, const std::string& x) {
+  const std::string p = name + ".block";
+  const int64_t expanded = make_divisible(static_cast<double>(in * stage.expand_ratio));
+  int index = 0;
+  std::string y = x;
+  if (expanded != in) {
+    y = conv_bn_silu(b, p + ".0", expanded, 1, 1, y, true);
+    index = 1;
+  }
+  y = conv_bn_silu(b, p + "." + std::to_string(index++), expanded, stage.kernel, stride, y, true,
+                   expanded);
+  const std::string se = p + "." + std::to_string(index++);
+  b.global_avg_pool(se + ".avgpool", y);
+  b.conv(se + ".fc1", std::max<int64_t>(1, in / kSqueezeDivisor), 1, 1, 0);
+  b.silu(se + ".activation");
+  b.conv(se + ".fc2", expanded, 1, 1, 0);
+  const std::string gate = b.sigmoid(se + ".scale_activation");
+  y = b.mul(se + ".scale", y, gate);
+  y = conv_bn_silu(b, p + "." + std::to_string(index), stage.out, 1, 1, y, false);
+  if (stride == 1 && in == stage.out) y = b.add(name + ".add", {y, x});
+  return y;
+}
+
+// torchvision.models.efficientnet_b0 .. b4: channels times `width`, each stage's layers times
+// `depth` (rounded up), dropout before the classifier (efficientnet_b0: width 1.0, depth 1.0,
+// dropout 0.2; efficientnet_b4: 1.4, 1.8, 0.4).
+LayerGraph efficientnet(const std::string& name, TensorShape input, double width, double depth,
+                        double dropout) {
+  ModelBuilder b(name, input);
+  const auto scaled = [width](int64_t channels) {
+    return make_divisible(static_cast<double>(channels) * width);
+  };
+  std::string x = conv_bn_silu(b, "features.0", scaled(kEfficientNetStages[0].in), 3, 2, {}, true);
+  int feature = 1;
+  for (MbConvStage stage : kEfficientNetStages) {
+    stage.in = scaled(stage.in);
+    stage.out = scaled(stage.out);
+    const int layers = static_cast<int>(std::ceil(stage.layers * depth));
+    for (int i = 0; i < layers; ++i) {
+      const std::string block = "features." + std::to_string(feature) + "." + std::to_string(i);
+      x = mb_conv(b, block, stage, i == 0 ? stage.in : stage.out, i == 0 ? stage.stride : 1, x);
+    }
+    ++feature;
+  }
+  const int64_t last = scaled(std::end(kEfficientNetStages)[-1].out) * kLastConvExpansion;
+  conv_bn_silu(b, "features." + std::to_string(feature), last, 1, 1, x, true);
+  b.global_avg_pool("avgpool");
+  b.flatten("flatten");
+  b.dropout("classifier.0", dropout);
+  b.fc("classifier.1", kImageNetClasses);
   b.softmax_cross_entropy();
   return b.build();
 }
@@ -373,10 +509,29 @@ const std::vector<ZooModel>& zoo() {
        [] { return resnet("resnet101_tf", true, {3, 4, 23, 3}, StrideOn::conv1x1); }},
       {{"resnet152_tf", "ResNet-152 v1 (stride on the first 1x1), tf_cnn_benchmarks 2017, 3x224x224"},
        [] { return resnet("resnet152_tf", true, {3, 8, 36, 3}, StrideOn::conv1x1); }},
+      {{"resnext101_32x4d",
+        "ResNeXt-101 32x4d, NVIDIA DeepLearningExamples' definition (v1.5), 3x224x224"},
+       [] {
+         return resnet("resnext101_32x4d", true, {3, 4, 23, 3}, StrideOn::conv3x3,
+                       kDleResNeXt32x4d);
+       }},
+      {{"se_resnext101_32x4d",
+        "SE-ResNeXt-101 32x4d, NVIDIA DeepLearningExamples' definition (v1.5), 3x224x224"},
+       [] {
+         BottleneckWidths widths = kDleResNeXt32x4d;
+         widths.se_features = kDleSqueezeFeatures;
+         return resnet("se_resnext101_32x4d", true, {3, 4, 23, 3}, StrideOn::conv3x3, widths);
+       }},
       {{"googlenet", "GoogLeNet, torchvision definition without auxiliary heads, 3x224x224"},
        googlenet},
       {{"inception_v3", "Inception-v3, torchvision definition without auxiliary head, 3x299x299"},
        inception_v3},
+      {{"efficientnet_b0", "EfficientNet-B0, torchvision definition, 3x224x224"},
+       [] { return efficientnet("efficientnet_b0", kImageNet224, 1.0, 1.0, 0.2); }},
+      // B4 at 380x380, the crop torchvision's EfficientNet_B4_Weights and DeepLearningExamples'
+      // effnet_b4_layers (image_classification/models/efficientnet.py, commit 729963dd) train at.
+      {{"efficientnet_b4", "EfficientNet-B4, torchvision definition, 3x380x380"},
+       [] { return efficientnet("efficientnet_b4", {3, 380, 380}, 1.4, 1.8, 0.4); }},
       {{"cifar_alexnet", "AlexNet-like CIFAR net, large FC head (96% of parameters), 3x32x32"},
        cifar_alexnet},
       {{"cifar_allconv", "All-convolutional CIFAR net with a tiny FC head, 3x32x32"},

@@ -23,9 +23,9 @@ namespace onnx_import {
 namespace {
 
 constexpr std::string_view kSupportedOperators =
-    "Conv, Gemm, MatMul, Add, Relu, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, "
-    "BatchNormalization, LRN, Dropout, Flatten, Reshape, Concat, Softmax, Pad, Identity, Cast, "
-    "Constant, Shape, Gather, Unsqueeze, Squeeze";
+    "Conv, Gemm, MatMul, Add, Mul, Relu, Sigmoid, HardSigmoid, HardSwish, MaxPool, AveragePool, "
+    "GlobalAveragePool, GlobalMaxPool, BatchNormalization, LRN, Dropout, Flatten, Reshape, "
+    "Concat, Softmax, Pad, Identity, Cast, Constant, Shape, Gather, Unsqueeze, Squeeze";
 
 void import_node(ImportState& s, const onnx::NodeProto& node) {
   const std::string& op = node.op_type();
@@ -36,7 +36,11 @@ void import_node(ImportState& s, const onnx::NodeProto& node) {
   if (op == "Gemm") return import_gemm(s, node);
   if (op == "MatMul") return import_matmul(s, node);
   if (op == "Add") return import_add(s, node);
+  if (op == "Mul") return import_mul(s, node);
   if (op == "Relu") return import_simple(s, node, LayerKind::relu, std::monostate{});
+  if (op == "Sigmoid") return import_simple(s, node, LayerKind::sigmoid, std::monostate{});
+  if (op == "HardSigmoid") return import_hard_sigmoid(s, node);
+  if (op == "HardSwish") return import_simple(s, node, LayerKind::hard_swish, std::monostate{});
   if (op == "MaxPool" || op == "AveragePool") return import_pool(s, node);
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     PoolAttrs a;

@@ -8,6 +8,19 @@
 
 namespace ralp::onnx_import {
 
+ImportState::ImportState(std::string file, const onnx::GraphProto& graph)
+    : file_(std::move(file)), names_(graph) {
+  for (const auto& node : graph.node()) {
+    for (const auto& input : node.input()) ++readers_[input];
+  }
+  for (const auto& output : graph.output()) ++readers_[output.name()];
+}
+
+int ImportState::readers(const std::string& name) const {
+  const auto it = readers_.find(name);
+  return it == readers_.end() ? 0 : it->second;
+}
+
 void ImportState::fail(const std::string& problem) const { throw InputError(file_, "", problem); }
 
 void ImportState::fail_node(const onnx::NodeProto& node, const std::string& problem) const {

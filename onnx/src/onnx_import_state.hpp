@@ -21,8 +21,7 @@ namespace ralp::onnx_import {
 class ImportState {
  public:
   // `file` names the file in every error; `graph` gives the layers their names.
-  ImportState(std::string file, const onnx::GraphProto& graph)
-      : file_(std::move(file)), names_(graph) {}
+  ImportState(std::string file, const onnx::GraphProto& graph);
 
   // Throw InputError naming the file (and the node, with its operator type).
   [[noreturn]] void fail(const std::string& problem) const;
@@ -82,6 +81,8 @@ class ImportState {
   // The layers so far, in file order, and the node each came from.
   [[nodiscard]] std::vector<LayerSpec>& specs() { return specs_; }
   [[nodiscard]] const std::vector<std::string>& node_names() const { return node_names_; }
+  // How many nodes read the tensor `name`, a graph output counting as one.
+  [[nodiscard]] int readers(const std::string& name) const;
   // A MatMul's layer, which an Add right after it may give a bias.
   [[nodiscard]] std::optional<size_t>& bias_free_fc() { return bias_free_fc_; }
 
@@ -93,6 +94,7 @@ class ImportState {
   std::vector<LayerSpec> specs_;
   std::vector<std::string> node_names_;  // the node each layer came from
   std::optional<size_t> bias_free_fc_;
+  std::map<std::string, int> readers_;
 };
 
 }  // namespace ralp::onnx_import

@@ -158,6 +158,46 @@ void import_add(ImportState& s, const onnx::NodeProto& node) {
   s.set_output(node, x);
 }
 
+void import_hard_sigmoid(ImportState& s, const onnx::NodeProto& node) {
+  // ONNX's defaults (alpha 0.2, beta 0.5) are not PyTorch's; torch.onnx writes alpha = 1/6.
+  constexpr double kOnnxAlpha = 0.2;
+  constexpr double kOnnxBeta = 0.5;
+  const HardSigmoidAttrs a{.alpha = s.float_attr(node, "alpha", kOnnxAlpha),
+                           .beta = s.float_attr(node, "beta", kOnnxBeta)};
+  import_simple(s, node, LayerKind::hard_sigmoid, a);
+}
+
+void import_mul(ImportState& s, const onnx::NodeProto& node) {
+  const Value& a = s.value(node, 0);
+  const Value& b = s.value(node, 1);
+  if (a.is_constant || b.is_constant) {
+    s.fail_node(node, "multiplies by a constant; ralp imports Mul of two activations only");
+  }
+  if (a.rank != b.rank) {
+    s.fail_node(node, "multiplies tensors of rank " + std::to_string(a.rank) + " and " +
+                          std::to_string(b.rank) + "; ralp imports equal ranks only");
+  }
+  // torch.onnx writes SiLU as Mul(x, Sigmoid(x)): the sigmoid just made, read by this Mul alone,
+  // becomes a silu layer.
+  for (int i = 0; i < 2 && !s.specs().empty(); ++i) {
+    LayerSpec& last = s.specs().back();
+    const Value& gate = i == 0 ? a : b;
+    const Value& x = i == 0 ? b : a;
+    if (last.kind == LayerKind::sigmoid && gate.layer == last.name &&
+        last.inputs.front() == x.layer && s.readers(node.input(i)) == 1) {
+      last.kind = LayerKind::silu;
+      s.set_output(node, gate);
+      return;
+    }
+  }
+  // The per-channel scale of squeeze-and-excitation comes second in a mul layer, whichever
+  // operand the file has it as.
+  const bool a_is_scale = a.shape.height == 1 && a.shape.width == 1 && !(a.shape == b.shape);
+  const Value& x = a_is_scale ? b : a;
+  const Value& scale = a_is_scale ? a : b;
+  s.add_layer(node, LayerSpec{.kind = LayerKind::mul}, {&x, &scale}, 0, x.rank);
+}
+
 void import_batch_norm(ImportState& s, const onnx::NodeProto& node) {
   const Value& x = s.activation(node, 0);
   const double epsilon = s.float_attr(node, "epsilon", 1e-5);

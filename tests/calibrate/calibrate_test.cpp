@@ -266,8 +266,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--model cifar_nope --out -",
                  "error: ralp calibrate: --model is 'cifar_nope', expected a zoo model (alexnet, "
                  "alexnet_tf, vgg11, vgg16, vgg19, resnet18, resnet50, resnet101, resnet152, "
-                 "resnet50_tf, resnet101_tf, resnet152_tf, googlenet, inception_v3, "
-                 "cifar_alexnet, cifar_allconv) or a model file"},
+                 "resnet50_tf, resnet101_tf, resnet152_tf, resnext101_32x4d, "
+                 "se_resnext101_32x4d, googlenet, inception_v3, efficientnet_b0, "
+                 "efficientnet_b4, cifar_alexnet, cifar_allconv) or a model file"},
         BadInput{"--model vgg16 --batch 8,x --out -",
                  "error: ralp calibrate: --batch is '8,x', expected a comma-separated list of "
                  "integers >= 1"},

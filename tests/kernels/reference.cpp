@@ -266,6 +266,13 @@ Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>
       }
       return y;
     }
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_sigmoid:
+    case LayerKind::hard_swish:
+    case LayerKind::mul:
+      throw std::invalid_argument("no reference forward for layer '" + layer.name() + "': " +
+                                  std::string(to_string(layer.kind())) + " is not supported yet");
   }
   throw std::logic_error("unhandled layer kind");
 }
@@ -413,6 +420,13 @@ RefGradients ref_backward(const Layer& layer, int64_t batch, const std::vector<c
       }
       return g;
     }
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_sigmoid:
+    case LayerKind::hard_swish:
+    case LayerKind::mul:
+      throw std::invalid_argument("no reference backward for layer '" + layer.name() + "': " +
+                                  std::string(to_string(layer.kind())) + " is not supported yet");
   }
   throw std::logic_error("unhandled layer kind");
 }

@@ -78,6 +78,106 @@ TEST(Layer, ConcatAndAddCheckShapes) {
                ModelError);
 }
 
+// Backward-data work of an element-wise layer on a 2x3x4 input (24 elements) at batch 2.
+PassWork element_wise_backward(LayerKind kind, LayerAttrs attrs = std::monostate{}) {
+  Layer l = infer_layer({"e", kind, attrs, {}}, {{2, 3, 4}}, 0);
+  EXPECT_EQ(l.output, (TensorShape{2, 3, 4}));
+  EXPECT_EQ(l.params(), 0);
+  l.needs_input_gradient = true;
+  return l.work(2).backward_data;
+}
+
+TEST(Layer, ActivationsKeepTheShapeAndCountTheirFlops) {
+  // 48 elements at batch 2. Forward moves input + output: 96 floats = 384 bytes; backward-data
+  // the output's gradient, the saved tensor and the input's gradient: 144 floats = 576 bytes.
+  const auto fwd = [](LayerKind kind, LayerAttrs attrs = std::monostate{}) {
+    return infer_layer({"e", kind, attrs, {}}, {{2, 3, 4}}, 0).work(2).forward;
+  };
+  EXPECT_EQ(fwd(LayerKind::sigmoid), (PassWork{Flops(4 * 48), Bytes(384)}));
+  EXPECT_EQ(element_wise_backward(LayerKind::sigmoid), (PassWork{Flops(3 * 48), Bytes(576)}));
+  EXPECT_EQ(fwd(LayerKind::silu), (PassWork{Flops(5 * 48), Bytes(384)}));
+  EXPECT_EQ(element_wise_backward(LayerKind::silu), (PassWork{Flops(7 * 48), Bytes(576)}));
+  EXPECT_EQ(fwd(LayerKind::hard_sigmoid, HardSigmoidAttrs{}), (PassWork{Flops(2 * 48), Bytes(384)}));
+  EXPECT_EQ(element_wise_backward(LayerKind::hard_sigmoid, HardSigmoidAttrs{}),
+            (PassWork{Flops(1 * 48), Bytes(576)}));
+  EXPECT_EQ(fwd(LayerKind::hard_swish), (PassWork{Flops(4 * 48), Bytes(384)}));
+  EXPECT_EQ(element_wise_backward(LayerKind::hard_swish), (PassWork{Flops(3 * 48), Bytes(576)}));
+  // Without an upstream parameter there is no backward at all.
+  EXPECT_EQ(infer_layer({"s", LayerKind::sigmoid, std::monostate{}, {}}, {{2, 3, 4}}, 0)
+                .work(2)
+                .backward_data,
+            PassWork{});
+}
+
+TEST(Layer, HardSigmoidDefaultsArePyTorchsAndAlphaMustBePositive) {
+  EXPECT_DOUBLE_EQ(HardSigmoidAttrs{}.alpha, 1.0 / 6);
+  EXPECT_DOUBLE_EQ(HardSigmoidAttrs{}.beta, 0.5);
+  EXPECT_EQ(infer_layer({"h", LayerKind::hard_sigmoid, HardSigmoidAttrs{0.2, 0.5}, {}},
+                        {{2, 3, 4}}, 0)
+                .signature(),
+            "hard_sigmoid(alpha=0.2,beta=0.5)<2x3x4,nograd");
+  try {
+    infer_layer({"h", LayerKind::hard_sigmoid, HardSigmoidAttrs{0.0, 0.5}, {}}, {{2, 3, 4}}, 5);
+    ADD_FAILURE() << "alpha 0 was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_EQ(e.layer_index(), 5u);
+    EXPECT_EQ(e.attribute(), "alpha");
+  }
+}
+
+TEST(Layer, MulTakesEqualShapesOrAChannelScale) {
+  const LayerSpec mul{"m", LayerKind::mul, std::monostate{}, {}};
+  // Equal shapes, 2x3x4 at batch 2: forward 48 products reading 96 floats and writing 48
+  // (576 bytes); backward-data one product per output element for each input's gradient (96),
+  // moving the gradient in 48, both saved inputs 96 and both gradients out 96 (960 bytes).
+  Layer same = infer_layer(mul, {{2, 3, 4}, {2, 3, 4}}, 0);
+  same.needs_input_gradient = true;
+  EXPECT_EQ(same.output, (TensorShape{2, 3, 4}));
+  EXPECT_EQ(same.params(), 0);
+  EXPECT_EQ(same.work(2).forward, (PassWork{Flops(48), Bytes(576)}));
+  EXPECT_EQ(same.work(2).backward_data, (PassWork{Flops(96), Bytes(960)}));
+  // A 2x1x1 scale broadcast over 3x4: forward reads 24 + 2 and writes 24 per image (400 bytes at
+  // batch 2); backward-data adds the sum over H x W for the scale's gradient: 3 x 48 = 144,
+  // moving 24 + 2 x 26 floats per image (608 bytes at batch 2).
+  Layer scale = infer_layer(mul, {{2, 3, 4}, {2, 1, 1}}, 0);
+  scale.needs_input_gradient = true;
+  EXPECT_EQ(scale.output, (TensorShape{2, 3, 4}));
+  EXPECT_EQ(scale.work(2).forward, (PassWork{Flops(48), Bytes(400)}));
+  EXPECT_EQ(scale.work(2).backward_data, (PassWork{Flops(144), Bytes(608)}));
+  EXPECT_EQ(scale.signature(), "mul<2x3x4,2x1x1");
+  // The scale must come second, match the channels and be 1x1; one or three inputs are refused.
+  const auto error = [&](std::vector<TensorShape> inputs) {
+    try {
+      infer_layer(mul, std::move(inputs), 7);
+    } catch (const ModelError& e) {
+      EXPECT_EQ(e.layer_index(), 7u);
+      EXPECT_EQ(e.attribute(), "inputs");
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(error({{2, 1, 1}, {2, 3, 4}}),
+            "mul's second input must have the first's shape or be 2x1x1, got 2x1x1,2x3x4");
+  EXPECT_EQ(error({{2, 3, 4}, {3, 1, 1}}),
+            "mul's second input must have the first's shape or be 2x1x1, got 2x3x4,3x1x1");
+  EXPECT_EQ(error({{2, 3, 4}, {2, 3, 1}}),
+            "mul's second input must have the first's shape or be 2x1x1, got 2x3x4,2x3x1");
+  EXPECT_EQ(error({{2, 3, 4}}), "mul takes 2 inputs, got 1");
+  EXPECT_EQ(error({{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}), "mul takes 2 inputs, got 3");
+}
+
+TEST(Layer, NewKindsHaveTheirModelFileNames) {
+  for (const auto& [kind, name] : std::vector<std::pair<LayerKind, std::string>>{
+           {LayerKind::sigmoid, "sigmoid"},
+           {LayerKind::silu, "silu"},
+           {LayerKind::hard_sigmoid, "hard_sigmoid"},
+           {LayerKind::hard_swish, "hard_swish"},
+           {LayerKind::mul, "mul"}}) {
+    EXPECT_EQ(to_string(kind), name);
+    EXPECT_EQ(layer_kind_from_string(name), kind);
+  }
+}
+
 TEST(Layer, RejectsEmptyOutputsAndBadGroups) {
   EXPECT_THROW(infer_layer(conv_spec(4, 7, 1, 0), {{3, 5, 5}}, 3), ModelError);
   EXPECT_THROW(infer_layer(conv_spec(4, 3, 1, 0, 3), {{4, 5, 5}}, 3), ModelError);

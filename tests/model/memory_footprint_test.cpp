@@ -108,6 +108,28 @@ TEST(MemoryFootprint, TensorReadByTwoLayersIsCountedOnce) {
   EXPECT_EQ(training_footprint(g, 1, Precision::fp32).activations, Bytes(128 + 16 + 4));
 }
 
+TEST(MemoryFootprint, SqueezeExcitationSavesWhatAutogradSaves) {
+  ModelBuilder b("se", {4, 2, 2});
+  b.conv("c", 4, 1, 1, 0);
+  const auto act = b.silu("act");
+  b.global_avg_pool("pool");
+  b.conv("reduce", 2, 1, 1, 0);
+  b.hard_swish("hs");
+  b.conv("expand", 4, 1, 1, 0);
+  const auto gate = b.hard_sigmoid("gate");
+  b.mul("scale", act, gate);
+  b.sigmoid("s");
+  b.flatten("flatten");
+  b.fc("fc", 2);
+  b.softmax_cross_entropy();
+  const LayerGraph g = b.build();
+  // Per image, FP32, each tensor once: the model input 16 (c's), c's output 16 (SiLU's input),
+  // act 16 (the pool's and mul's input), pool 4, reduce 2 (hard swish's input), hs 2, expand 4
+  // (hard sigmoid's input), gate 4 (mul's second input), s 16 (sigmoid's output and the fc's
+  // input through flatten): 80 x 4 = 320; the loss 2 x 4 + 8 = 16; plus the scalar 4.
+  EXPECT_EQ(training_footprint(g, 1, Precision::fp32).activations, Bytes(320 + 16 + 4));
+}
+
 TEST(MemoryFootprint, TailAndHeadSplitTheParametersAndTheHeadKeepsItsBoundaryInput) {
   const LayerGraph vgg = *zoo_model("vgg16");
   const LayerId cut = *vgg.find("flatten");

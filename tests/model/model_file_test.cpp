@@ -47,6 +47,38 @@ TEST(ModelFile, SmallModelWithDefaults) {
   EXPECT_EQ(g.total_params(), 4 * 3 * 3 + 4 + 64 * 2 + 2);
 }
 
+TEST(ModelFile, SqueezeExcitationKinds) {
+  // A squeeze-and-excitation block: global pool, two 1x1 convolutions, a gate, a channel scale.
+  const LayerGraph g = parse_model(parse_json_text(R"({
+    "name": "se", "input": [8, 4, 4],
+    "layers": [
+      {"name": "c", "type": "conv2d", "out_channels": 8, "kernel": 1},
+      {"name": "act", "type": "silu"},
+      {"name": "pool", "type": "avg_pool", "global": true},
+      {"name": "reduce", "type": "conv2d", "out_channels": 2, "kernel": 1},
+      {"name": "hs", "type": "hard_swish"},
+      {"name": "expand", "type": "conv2d", "out_channels": 8, "kernel": 1},
+      {"name": "gate", "type": "hard_sigmoid", "alpha": 0.2},
+      {"name": "scale", "type": "mul", "inputs": ["act", "gate"]},
+      {"name": "s", "type": "sigmoid"},
+      {"type": "flatten"}, {"type": "fc", "out_features": 2},
+      {"type": "softmax_cross_entropy"}]})", "t"), "", "t");
+  EXPECT_EQ(g.layer(7).output, (TensorShape{8, 4, 4}));
+  // alpha is read, beta keeps PyTorch's default.
+  EXPECT_EQ(std::get<HardSigmoidAttrs>(g.layer(6).spec.attrs), (HardSigmoidAttrs{0.2, 0.5}));
+  const LayerGraph back = parse_model(model_to_json(g), "", "back");
+  for (LayerId id = 0; id < g.size(); ++id) EXPECT_EQ(back.layer(id).spec, g.layer(id).spec);
+  EXPECT_EQ(error_of(R"({"name": "x", "input": [8, 4, 4], "layers": [
+              {"name": "p", "type": "avg_pool", "global": true},
+              {"name": "c", "type": "conv2d", "out_channels": 4, "kernel": 1},
+              {"type": "mul", "inputs": ["input", "c"]}, {"type": "softmax_cross_entropy"}]})"),
+            "m.json: /layers/2/inputs mul's second input must have the first's shape or be 8x1x1, "
+            "got 8x4x4,4x1x1");
+  EXPECT_EQ(error_of(R"({"name": "x", "input": [8, 4, 4], "layers": [
+              {"type": "hard_sigmoid", "alpha": 0}, {"type": "softmax_cross_entropy"}]})"),
+            "m.json: /layers/0/alpha is 0, expected a number in [1e-12, 1e+06]");
+}
+
 TEST(ModelFile, ErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"name": "x", "input": [3, 8], "layers": []})"),
             "m.json: /input is an array, expected [channels, height, width] of integers >= 1");
@@ -58,8 +90,8 @@ TEST(ModelFile, ErrorsNameThePath) {
   EXPECT_EQ(error_of(R"({"name": "x", "input": [3, 8, 8], "layers": [
               {"type": "conv3d", "out_channels": 4}]})"),
             "m.json: /layers/0/type is \"conv3d\", expected one of: conv2d, max_pool, avg_pool, "
-            "relu, lrn, batch_norm, dropout, flatten, fc, concat, add, softmax_cross_entropy (did you "
-            "mean \"conv2d\"?)");
+            "relu, lrn, batch_norm, dropout, flatten, fc, concat, add, softmax_cross_entropy, sigmoid, "
+            "silu, hard_sigmoid, hard_swish, mul (did you mean \"conv2d\"?)");
   EXPECT_EQ(error_of(R"({"name": "x", "input": [3, 8, 8], "layers": [
               {"type": "relu", "inputs": ["nope"]}, {"type": "softmax_cross_entropy"}]})"),
             "m.json: /layers/0/inputs names 'nope', expected \"input\" or an earlier layer's name");

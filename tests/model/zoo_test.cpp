@@ -28,6 +28,13 @@ const Reference kReferences[] = {
     {"inception_v3", 23834568, 5.71},  {"cifar_alexnet", 4778954, -1},
     {"cifar_allconv", 141034, -1},     {"resnet50_tf", 25557032, -1},
     {"resnet101_tf", 44549160, -1},    {"resnet152_tf", 60192808, -1},
+    // NVIDIA DeepLearningExamples' PyTorch ConvNets (image_classification/models/resnet.py,
+    // commit 729963dd): sum(p.numel()) of ResNet(Arch(...)) built from its resnext101-32x4d and
+    // se-resnext101-32x4d entries with torch 1.13; DLE publishes no count or MAC figure.
+    {"resnext101_32x4d", 44177704, -1}, {"se_resnext101_32x4d", 45251128, -1},
+    // torchvision 0.14's EfficientNet_B0/B4_Weights meta "num_params"; its table's GFLOPS
+    // (0.39 and 4.39, B4 at 380x380) come from newer torchvision releases.
+    {"efficientnet_b0", 5288548, 0.39}, {"efficientnet_b4", 19341616, 4.39},
 };
 
 double conv_fc_macs(const LayerGraph& graph) {
@@ -105,6 +112,59 @@ TEST(Zoo, AlexNetFirstConvByHand) {
   const Layer& conv1 = alexnet.layer(0);
   EXPECT_EQ(conv1.output, (TensorShape{64, 55, 55}));
   EXPECT_DOUBLE_EQ(conv1.work(1).forward.flops.value(), 2.0 * 70276800 + 193600);
+}
+
+TEST(Zoo, DeepLearningExamplesResNeXtWidthsAndSqueezeExcitation) {
+  const LayerGraph x = *zoo_model("resnext101_32x4d");
+  // Stage 1: 32 groups of 4 channels in the 3x3, 256 out; stage 4 ends at 2,048 channels.
+  const Layer& conv2 = x.layer(*x.find("layer1.0.conv2"));
+  EXPECT_EQ(std::get<Conv2dAttrs>(conv2.spec.attrs).groups, 32);
+  EXPECT_EQ(conv2.output, (TensorShape{128, 56, 56}));
+  EXPECT_EQ(x.layer(*x.find("layer4.2.bn3")).output, (TensorShape{2048, 7, 7}));
+  EXPECT_FALSE(x.find("layer1.0.squeeze.scale"));
+  // v1.5: the stride is on the 3x3.
+  EXPECT_EQ(x.layer(*x.find("layer2.0.conv2")).output.height, 28);
+  EXPECT_EQ(x.layer(*x.find("layer2.0.conv1")).output.height, 56);
+
+  const LayerGraph se = *zoo_model("se_resnext101_32x4d");
+  // Every block's SE is Linear(C, 16) and Linear(16, C) with biases: 33 blocks of
+  // C*16 + 16 + 16*C + C, for C = 256 (3 blocks), 512 (4), 1,024 (23) and 2,048 (3).
+  int64_t se_params = 0;
+  for (const auto& [c, blocks] : std::vector<std::pair<int64_t, int64_t>>{
+           {256, 3}, {512, 4}, {1024, 23}, {2048, 3}}) {
+    se_params += blocks * (33 * c + 16);
+  }
+  EXPECT_EQ(se.total_params() - x.total_params(), se_params);
+  const Layer& scale = se.layer(*se.find("layer3.5.squeeze.scale"));
+  EXPECT_EQ(scale.kind(), LayerKind::mul);
+  EXPECT_EQ(scale.input_shapes, (std::vector<TensorShape>{{1024, 14, 14}, {1024, 1, 1}}));
+  EXPECT_EQ(se.layer(*se.find("layer3.5.add")).spec.inputs.front(), "layer3.5.squeeze.scale");
+}
+
+TEST(Zoo, EfficientNetBlocksFollowTorchvision) {
+  // B0 has 1+2+2+3+3+4+1 = 16 MBConv blocks; B4 scales each stage's depth by 1.8, rounded up:
+  // 2+4+4+6+6+8+2 = 32.
+  const auto blocks = [](const LayerGraph& g) {
+    int count = 0;
+    for (const auto& layer : g.layers()) count += layer.name().ends_with(".scale");
+    return count;
+  };
+  const LayerGraph b0 = *zoo_model("efficientnet_b0");
+  const LayerGraph b4 = *zoo_model("efficientnet_b4");
+  EXPECT_EQ(blocks(b0), 16);
+  EXPECT_EQ(blocks(b4), 32);
+  EXPECT_EQ(b4.input_shape(), (TensorShape{3, 380, 380}));
+  // The first block keeps 32 channels (expand ratio 1): depthwise 3x3, then SE squeezing to
+  // 32 / 4 = 8 with SiLU between.
+  EXPECT_EQ(b0.layer(*b0.find("features.1.0.block.0.0")).params(), 32 * 9);
+  EXPECT_EQ(b0.layer(*b0.find("features.1.0.block.1.fc1")).output, (TensorShape{8, 1, 1}));
+  EXPECT_EQ(b0.layer(*b0.find("features.1.0.block.1.activation")).kind(), LayerKind::silu);
+  // B4's channels: 1.4 x 32 = 44.8 rounds to 48 (a multiple of 8); the head's 1x1 is 4 x 448.
+  EXPECT_EQ(b4.layer(0).output, (TensorShape{48, 190, 190}));
+  EXPECT_EQ(b4.layer(*b4.find("features.8.0")).output, (TensorShape{1792, 12, 12}));
+  // A residual add where a block keeps its shape: the second block of stage 2 at 56x56.
+  EXPECT_EQ(b0.layer(*b0.find("features.2.1.add")).output, (TensorShape{24, 56, 56}));
+  EXPECT_FALSE(b0.find("features.2.0.add"));
 }
 
 TEST(Zoo, InputsAndOutputsOfTheReferenceModels) {

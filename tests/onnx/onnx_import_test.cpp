@@ -121,6 +121,31 @@ TEST(OnnxImport, SamePaddingSqueezeAndUntransposedGemm) {
   EXPECT_EQ(g.total_params(), 158);
 }
 
+TEST(OnnxImport, SqueezeExcitationSiluAndTheHardActivations) {
+  SKIP_WITHOUT_ONNX();
+  const LayerGraph g = load_onnx_model(kOnnx / "squeeze_excitation.onnx");
+  // Sigmoid then Mul(x, Sigmoid(x)) is one silu layer, named after the Sigmoid's scope.
+  EXPECT_EQ(names(g), (std::vector<std::string>{"conv", "act", "se.avgpool", "se.fc1",
+                                                "se.activation", "se.fc2", "se.scale_activation",
+                                                "se.mul", "hard", "mul", "avgpool", "flatten",
+                                                "fc", "loss"}));
+  EXPECT_EQ(g.layer(1).kind(), LayerKind::silu);
+  EXPECT_EQ(g.layer(1).spec.inputs, (std::vector<std::string>{"conv"}));
+  EXPECT_EQ(g.layer(4).kind(), LayerKind::hard_swish);
+  // The gate's sigmoid reads a different tensor than the Mul's other operand: no silu. The file
+  // has Mul(gate, x); the layer takes the 8x1x1 scale second.
+  EXPECT_EQ(g.layer(6).kind(), LayerKind::sigmoid);
+  EXPECT_EQ(g.layer(7).kind(), LayerKind::mul);
+  EXPECT_EQ(g.layer(7).spec.inputs, (std::vector<std::string>{"act", "se.scale_activation"}));
+  EXPECT_EQ(g.layer(7).output, (TensorShape{8, 8, 8}));
+  // HardSigmoid without attributes takes ONNX's alpha 0.2 and beta 0.5, not PyTorch's 1/6.
+  EXPECT_EQ(std::get<HardSigmoidAttrs>(g.layer(8).spec.attrs), (HardSigmoidAttrs{0.2, 0.5}));
+  // Mul of two 8x8x8 activations.
+  EXPECT_EQ(g.layer(9).spec.inputs, (std::vector<std::string>{"hard", "conv"}));
+  // 8*3 + 8 + 2*8 + 2 + 8*2 + 8 + 8*10 + 10.
+  EXPECT_EQ(g.total_params(), 164);
+}
+
 TEST(OnnxImport, WeightsInAMissingExternalFileAreNotNeeded) {
   SKIP_WITHOUT_ONNX();
   // tiny_cnn with its initializers moved to external_data.weights, which is not there.
@@ -133,7 +158,8 @@ TEST(OnnxImport, WeightsInAMissingExternalFileAreNotNeeded) {
 
 TEST(OnnxImport, ModelFileRoundTripGivesTheSameGraph) {
   SKIP_WITHOUT_ONNX();
-  for (const char* file : {"tiny_cnn.onnx", "branches.onnx", "same_padding.onnx"}) {
+  for (const char* file :
+       {"tiny_cnn.onnx", "branches.onnx", "same_padding.onnx", "squeeze_excitation.onnx"}) {
     const LayerGraph g = load_onnx_model(kOnnx / file);
     const Json j = model_to_json(g);
     EXPECT_EQ(model_to_json(parse_model(j, "", "round-trip")), j) << file;

@@ -688,6 +688,13 @@ std::unique_ptr<LayerRunner> make_cuda_runner(CudaBackend& backend, const Layer&
       return std::make_unique<AddRunner>(backend, layer, batch);
     case LayerKind::softmax_cross_entropy:
       return std::make_unique<SoftmaxLossRunner>(backend, layer, batch);
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_sigmoid:
+    case LayerKind::hard_swish:
+    case LayerKind::mul:
+      throw std::invalid_argument("no CUDA kernel for layer '" + layer.name() + "': " +
+                                  std::string(to_string(layer.kind())) + " is not supported yet");
   }
   throw std::invalid_argument("no CUDA kernel for layer '" + layer.name() + "'");
 }

@@ -27,6 +27,11 @@ enum class LayerKind {
   concat,
   add,
   softmax_cross_entropy,
+  sigmoid,
+  silu,
+  hard_sigmoid,
+  hard_swish,
+  mul,
 };
 
 // The names used in model files, profiles and outputs ("conv2d", "max_pool", "fc", ...).
@@ -94,10 +99,18 @@ struct FullyConnectedAttrs {
   friend bool operator==(const FullyConnectedAttrs&, const FullyConnectedAttrs&) = default;
 };
 
-// Layers with nothing to configure (ReLU, flatten, concat along channels, add, softmax
-// cross-entropy) carry std::monostate.
+// y = max(0, min(1, alpha * x + beta)). The defaults are PyTorch's nn.Hardsigmoid (x / 6 + 1/2);
+// ONNX's HardSigmoid defaults to alpha 0.2, so an import reads the node's attributes.
+struct HardSigmoidAttrs {
+  double alpha = 1.0 / 6;
+  double beta = 0.5;
+  friend bool operator==(const HardSigmoidAttrs&, const HardSigmoidAttrs&) = default;
+};
+
+// Layers with nothing to configure (ReLU, sigmoid, SiLU, hard swish, flatten, concat along
+// channels, add, mul, softmax cross-entropy) carry std::monostate.
 using LayerAttrs = std::variant<std::monostate, Conv2dAttrs, PoolAttrs, LrnAttrs, BatchNormAttrs,
-                                DropoutAttrs, FullyConnectedAttrs>;
+                                DropoutAttrs, FullyConnectedAttrs, HardSigmoidAttrs>;
 
 // A layer as written in a model: its inputs name earlier layers; empty means "the previous layer"
 // (or the model input for the first layer). The name "input" denotes the model input.
@@ -138,7 +151,19 @@ struct LayerWork {
 //   lrn     forward (2*size + 3) per element, backward twice that
 //   batch norm: forward 7, backward-data 9, backward-weight 2 per element
 //   softmax cross-entropy: forward 4 per class, backward 1 per class
+//   sigmoid 1/(1+exp(-x)): forward 4 per element (negate, exp, add, divide), backward 3
+//           (dy * y * (1 - y))
+//   silu x*sigmoid(x): forward 5, backward 7 (dy * s * (1 + x * (1 - s)) with s recomputed)
+//   hard_sigmoid: forward 2 (a multiply and an add; clamps are not counted), backward 1
+//   hard_swish x*hard_sigmoid(x): forward 4 (hard sigmoid's 2, a product, one for the clamp),
+//           backward 3
+//   mul     forward 1 per output element; backward-data 2 per output element with equal shapes
+//           (one product for each input's gradient), 3 when the second input is C x 1 x 1 and
+//           broadcast (its gradient is a product and a sum over H x W)
 //   flatten, concat: none (concat moves bytes)
+// Bytes: each pass reads its inputs and writes its outputs; sigmoid, silu, the hard kinds and
+// mul count backward-data as the output's gradient in, the saved inputs (sigmoid: its output, of
+// the same size) and the inputs' gradients out.
 struct Layer {
   LayerSpec spec;
   std::vector<TensorShape> input_shapes;

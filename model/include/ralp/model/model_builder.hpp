@@ -42,6 +42,13 @@ class ModelBuilder {
   std::string fc(const std::string& name, int64_t out_features, const std::string& from = {});
   std::string concat(const std::string& name, const std::vector<std::string>& inputs);
   std::string add(const std::string& name, const std::vector<std::string>& inputs);
+  std::string sigmoid(const std::string& name, const std::string& from = {});
+  std::string silu(const std::string& name, const std::string& from = {});
+  std::string hard_sigmoid(const std::string& name, HardSigmoidAttrs attrs = {},
+                           const std::string& from = {});
+  std::string hard_swish(const std::string& name, const std::string& from = {});
+  // first * second; second has first's shape or is C x 1 x 1 (a per-channel scale).
+  std::string mul(const std::string& name, const std::string& first, const std::string& second);
   std::string softmax_cross_entropy(const std::string& name = "loss",
                                     const std::string& from = {});
 
