@@ -140,6 +140,10 @@ const std::vector<OpCase>& op_cases() {
         {"mul", spec(LayerKind::mul), {{3, 3, 4}, {3, 3, 4}}},
         // Squeeze-and-excitation's channel scale: the second input broadcast over 4 x 5.
         {"mul_channel_scale", spec(LayerKind::mul), {{6, 4, 5}, {6, 1, 1}}, 3},
+        // Large enough (2 x 32 x 16 x 16 = 16,384 elements) for the CPU loops to split between
+        // threads.
+        {"mul_channel_scale_large", spec(LayerKind::mul), {{32, 16, 16}, {32, 1, 1}}},
+        {"hard_sigmoid_large", spec(LayerKind::hard_sigmoid, HardSigmoidAttrs{}), {{32, 16, 16}}},
     };
   }();
   return cases;

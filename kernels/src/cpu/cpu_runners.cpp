@@ -420,6 +420,10 @@ class EltwiseRunner final : public CpuRunner {
   memory src_, dst_, diff_src_, diff_dst_;
 };
 
+// The fewest elements a loop of this file splits between threads: below it, starting the threads
+// costs more than the work (a squeeze-and-excitation gate is batch x C values, a few thousand).
+constexpr int64_t kParallelElements = 1 << 14;
+
 // Element i of an f32 or bf16 (uint16_t) array as a float, and a float stored into one: a BF16
 // store rounds once, to nearest even.
 template <class T>
@@ -484,7 +488,7 @@ class HardSigmoidRunner final : public CpuRunner {
   template <class T>
   void forward(const T* x, T* y) const {
     const float alpha = alpha_, beta = beta_;
-#pragma omp parallel for simd
+#pragma omp parallel for simd if (count_ >= kParallelElements)
     for (int64_t i = 0; i < count_; ++i) {
       store(y, i, std::min(1.0F, std::max(0.0F, alpha * load(x, i) + beta)));
     }
@@ -492,7 +496,7 @@ class HardSigmoidRunner final : public CpuRunner {
   template <class T>
   void backward(const T* x, const T* dy, T* dx) const {
     const float alpha = alpha_, beta = beta_;
-#pragma omp parallel for simd
+#pragma omp parallel for simd if (count_ >= kParallelElements)
     for (int64_t i = 0; i < count_; ++i) {
       const float z = alpha * load(x, i) + beta;
       store(dx, i, z > 0.0F && z < 1.0F ? alpha * load(dy, i) : 0.0F);
@@ -1059,7 +1063,7 @@ class MulRunner final : public CpuRunner {
   void scale_gradient(const T* dy, const T* x, T* ds) const {
     const int64_t c = layer_.output.channels;
     const int64_t hw = layer_.output.height * layer_.output.width;
-#pragma omp parallel for
+#pragma omp parallel for if (batch_ * c * hw >= kParallelElements)
     for (int64_t n = 0; n < batch_; ++n) {
       std::vector<float> sum(static_cast<size_t>(c), 0.0F);
       float* acc = sum.data();
