@@ -39,13 +39,18 @@ double fd_step(const Layer& layer) {
     case LayerKind::flatten:
     case LayerKind::concat:
     case LayerKind::add:
+    case LayerKind::mul:
       return kLinearStep;
     case LayerKind::relu:
     case LayerKind::max_pool:
+    case LayerKind::hard_sigmoid:
       return kKinkFreeStep;
     case LayerKind::lrn:
     case LayerKind::batch_norm:
     case LayerKind::softmax_cross_entropy:
+    case LayerKind::sigmoid:
+    case LayerKind::silu:
+    case LayerKind::hard_swish:
       return kSmoothStep;
   }
   return kSmoothStep;
@@ -56,6 +61,9 @@ struct OpCase {
   LayerSpec spec;
   std::vector<TensorShape> inputs;
   int64_t batch = 2;
+  // Input values span [-input_scale, input_scale): wider than [-1, 1) to reach pieces of the hard
+  // activations that begin at +-3.
+  double input_scale = 1.0;
 };
 
 LayerSpec spec(LayerKind kind, LayerAttrs attrs = std::monostate{}) {
@@ -117,6 +125,25 @@ const std::vector<OpCase>& op_cases() {
         {"concat", spec(LayerKind::concat), {{2, 3, 3}, {3, 3, 3}}},
         {"add", spec(LayerKind::add), {{3, 3, 4}, {3, 3, 4}}},
         {"softmax_cross_entropy", spec(LayerKind::softmax_cross_entropy), {{10, 1, 1}}, 4},
+        {"sigmoid", spec(LayerKind::sigmoid), {{4, 3, 3}}},
+        {"silu", spec(LayerKind::silu), {{4, 3, 3}}},
+        // PyTorch's hard sigmoid stays inside its linear piece on inputs in [-1, 1); this one
+        // clamps both ends, at x = -47/60 and 53/60, which lie 1/120 from the nearest of the 120
+        // evenly spaced inputs: far beyond the finite-difference step.
+        {"hard_sigmoid", spec(LayerKind::hard_sigmoid, HardSigmoidAttrs{}), {{4, 3, 3}}},
+        {"hard_sigmoid_clamped", spec(LayerKind::hard_sigmoid, HardSigmoidAttrs{0.6, 0.47}), {{3, 4, 5}}},
+        {"hard_swish", spec(LayerKind::hard_swish), {{4, 3, 3}}},
+        // Inputs in [-5, 5): every piece of hard swish and PyTorch's hard sigmoid, whose kinks at
+        // +-3 lie 5 / 360 from the nearest of the 72 inputs, beyond the finite-difference steps.
+        {"hard_swish_wide", spec(LayerKind::hard_swish), {{4, 3, 3}}, 2, 5.0},
+        {"hard_sigmoid_wide", spec(LayerKind::hard_sigmoid, HardSigmoidAttrs{}), {{4, 3, 3}}, 2, 5.0},
+        {"mul", spec(LayerKind::mul), {{3, 3, 4}, {3, 3, 4}}},
+        // Squeeze-and-excitation's channel scale: the second input broadcast over 4 x 5.
+        {"mul_channel_scale", spec(LayerKind::mul), {{6, 4, 5}, {6, 1, 1}}, 3},
+        // Large enough (2 x 32 x 16 x 16 = 16,384 elements) for the CPU loops to split between
+        // threads.
+        {"mul_channel_scale_large", spec(LayerKind::mul), {{32, 16, 16}, {32, 1, 1}}},
+        {"hard_sigmoid_large", spec(LayerKind::hard_sigmoid, HardSigmoidAttrs{}), {{32, 16, 16}}},
     };
   }();
   return cases;
@@ -143,9 +170,12 @@ struct CaseData {
   kernels::MaskKey mask{7, 3, 1, 5};
 };
 
-CaseData make_data(const Layer& layer, int64_t batch, std::mt19937_64& rng) {
+CaseData make_data(const Layer& layer, int64_t batch, std::mt19937_64& rng, double input_scale) {
   CaseData d;
-  for (const auto& s : layer.input_shapes) d.inputs.push_back(random_distinct_values(rng, batch * s.elements()));
+  for (const auto& s : layer.input_shapes) {
+    d.inputs.push_back(random_distinct_values(rng, batch * s.elements()));
+    for (double& v : d.inputs.back()) v *= input_scale;
+  }
   if (layer.weight_params > 0) d.weight = random_values(rng, layer.weight_params);
   if (layer.bias_params > 0) d.bias = random_values(rng, layer.bias_params);
   d.diff_output = random_values(rng, batch * layer.output.elements());
@@ -253,7 +283,7 @@ void check_case(Backend* backend, const std::string& name) {
   const OpCase& c = find_case(name);
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
-  const CaseData data = make_data(layer, c.batch, rng);
+  const CaseData data = make_data(layer, c.batch, rng, c.input_scale);
   std::optional<Harness> made;
   try {
     made.emplace(*backend, layer, c.batch, data);
@@ -287,14 +317,17 @@ void check_case(Backend* backend, const std::string& name) {
     EXPECT_LT(relative_error(h.diff_bias(), ref.bias), kReferenceTolerance) << "backward-bias";
   }
 
-  // Finite differences of the backend's own forward along random directions.
-  const std::vector<float> dx = h.diff_input(0);
+  // Finite differences of the backend's own forward along random directions, for every input.
+  std::vector<std::vector<float>> dx;
+  for (size_t i = 0; i < inputs.size(); ++i) dx.push_back(h.diff_input(i));
   const std::vector<float> dw = layer.weight_params > 0 ? h.diff_weight() : std::vector<float>{};
-  const Vec direction = random_values(rng, static_cast<int64_t>(data.inputs[0].size()));
-  const double fd = h.directional_difference(h.input(0), data.inputs[0], direction);
-  const double analytic = dot(dx, direction);
-  EXPECT_NEAR(fd, analytic, kFiniteDifferenceTolerance * std::max(1.0, std::abs(analytic)))
-      << "finite differences of input 0";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Vec direction = random_values(rng, static_cast<int64_t>(data.inputs[i].size()));
+    const double fd = h.directional_difference(h.input(i), data.inputs[i], direction);
+    const double analytic = dot(dx[i], direction);
+    EXPECT_NEAR(fd, analytic, kFiniteDifferenceTolerance * std::max(1.0, std::abs(analytic)))
+        << "finite differences of input " << i;
+  }
   if (layer.weight_params > 0) {
     const Vec wdir = random_values(rng, layer.weight_params);
     const double wfd = h.directional_difference(h.weight(), data.weight, wdir);
@@ -394,7 +427,7 @@ void check_mixed_case(Backend* backend, const std::string& name, double toleranc
   const OpCase& c = find_case(name);
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
-  CaseData data = make_data(layer, c.batch, rng);
+  CaseData data = make_data(layer, c.batch, rng, c.input_scale);
   for (Vec& v : data.inputs) v = rounded(*backend, v);
   const bool rounded_weights =
       layer.kind() == LayerKind::conv2d || layer.kind() == LayerKind::fully_connected;
@@ -523,7 +556,7 @@ TEST_P(CudaTf32Ops, MatchTheReference) {
   const OpCase& c = find_case(GetParam());
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
-  const CaseData data = make_data(layer, c.batch, rng);
+  const CaseData data = make_data(layer, c.batch, rng, c.input_scale);
   std::optional<Harness> made;
   try {
     made.emplace(*backend, layer, c.batch, data);
@@ -566,7 +599,7 @@ TEST_P(CudaMatchesCpu, SameResults) {
   const OpCase& c = find_case(GetParam());
   const Layer layer = make_layer(c);
   std::mt19937_64 rng = test_rng();
-  const CaseData data = make_data(layer, c.batch, rng);
+  const CaseData data = make_data(layer, c.batch, rng, c.input_scale);
   Harness on_cpu(*cpu, layer, c.batch, data);
   std::optional<Harness> made;
   try {

@@ -122,6 +122,41 @@ LayerGraph branching_model() {
   return b.build();
 }
 
+// Two squeeze-and-excitation blocks as SE-ResNeXt / EfficientNet (SiLU, a ReLU squeeze, a sigmoid
+// gate) and MobileNetV3 (hard swish, a SiLU squeeze, a hard-sigmoid gate) build them: each
+// global-pools its input, reduces and expands the channels with 1x1 convolutions and scales its
+// input's channels by the gate, so the gate's gradient is a sum over H x W.
+LayerGraph se_model() {
+  ModelBuilder b("se_block", {3, 8, 8});
+  b.conv("c1", 8, 3, 1, 1);
+  const std::string act = b.silu("act");
+  b.global_avg_pool("squeeze");
+  b.conv("reduce", 2, 1, 1, 0);
+  b.relu("r");
+  b.conv("expand", 8, 1, 1, 0);
+  const std::string gate = b.sigmoid("gate");
+  b.mul("scale", act, gate);
+  b.conv("c2", 8, 3, 2, 1);
+  const std::string hs = b.hard_swish("hs");
+  b.global_avg_pool("squeeze2");
+  b.conv("reduce2", 2, 1, 1, 0);
+  b.silu("act2");
+  b.conv("expand2", 8, 1, 1, 0);
+  const std::string gate2 = b.hard_sigmoid("gate2");
+  b.mul("scale2", hs, gate2);
+  b.global_avg_pool("pool");
+  b.flatten("flatten");
+  b.fc("fc", 5);
+  b.softmax_cross_entropy();
+  return b.build();
+}
+
+LayerGraph test_model(const std::string& name) {
+  if (name == "branching") return branching_model();
+  if (name == "se_block") return se_model();
+  return *zoo_model(name);
+}
+
 class WholeModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WholeModel, ForwardAndBackwardMatchTheReference) {
@@ -129,7 +164,7 @@ TEST_P(WholeModel, ForwardAndBackwardMatchTheReference) {
   std::string why;
   Backend* backend = cpu_or_skip(&why);
   if (backend == nullptr) GTEST_SKIP() << why;
-  const LayerGraph g = GetParam() == "branching" ? branching_model() : *zoo_model(GetParam());
+  const LayerGraph g = test_model(GetParam());
   std::mt19937_64 rng = test_rng();
   const Batch batch = random_batch(g, rng);
   const StepContext ctx{.seed = 5, .step = 3, .worker = 1};
@@ -160,7 +195,7 @@ TEST_P(WholeModel, ForwardAndBackwardMatchTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, WholeModel,
-                         ::testing::Values("cifar_alexnet", "cifar_allconv", "branching"),
+                         ::testing::Values("cifar_alexnet", "cifar_allconv", "branching", "se_block"),
                          [](const auto& p) { return p.param; });
 
 struct SplitCase {
@@ -177,7 +212,7 @@ TEST_P(SplitModel, GivesTheWholeModelsGradients) {
   std::string why;
   Backend* backend = cpu_or_skip(&why);
   if (backend == nullptr) GTEST_SKIP() << why;
-  const LayerGraph g = GetParam().model == "branching" ? branching_model() : *zoo_model(GetParam().model);
+  const LayerGraph g = test_model(GetParam().model);
   const LayerId cut = *g.find(GetParam().first_head);
   std::mt19937_64 rng = test_rng();
   const Batch batch = random_batch(g, rng);
@@ -220,7 +255,11 @@ INSTANTIATE_TEST_SUITE_P(Cuts, SplitModel,
                          ::testing::Values(SplitCase{"cifar_alexnet", "fc3"},
                                            SplitCase{"cifar_alexnet", "drop3"},
                                            SplitCase{"cifar_allconv", "conv4"},
-                                           SplitCase{"branching", "b"}),
+                                           SplitCase{"branching", "b"},
+                                           // The cut passes the gate (8x1x1) and the tensor it
+                                           // scales: the broadcast gradient crosses it.
+                                           SplitCase{"se_block", "scale"},
+                                           SplitCase{"se_block", "gate2"}),
                          [](const auto& p) { return p.param.model + "_" + p.param.first_head; });
 
 // The RALP head runs one micro-batch per worker and sums their gradients, then updates with the
@@ -269,6 +308,31 @@ TEST(NetworkTraining, AccumulatesMicroBatchesAndStepsWithMomentum) {
   EXPECT_LT(relative_error(after, want), kReferenceTolerance);
   head.zero_gradients();
   EXPECT_EQ(backend->download(*p.gradient), std::vector<float>(before.size(), 0.0F));
+}
+
+// SGD on one batch through both squeeze-and-excitation blocks lowers the loss step after step.
+TEST(NetworkTraining, SqueezeExcitationModelLearnsABatch) {
+  RALP_TRACE_SEED();
+  std::string why;
+  Backend* backend = cpu_or_skip(&why);
+  if (backend == nullptr) GTEST_SKIP() << why;
+  const LayerGraph g = se_model();
+  std::mt19937_64 rng = test_rng();
+  const Batch batch = random_batch(g, rng);
+  Network net(*backend, g, kBatch, kInitSeed);
+  load(*backend, net, batch);
+  const kernels::SgdOptions options{.learning_rate = 0.1F, .momentum = 0.0F, .weight_decay = 0.0F};
+  std::vector<float> losses;
+  for (uint64_t step = 0; step < 4; ++step) {
+    const StepContext ctx{.seed = 3, .step = step, .worker = 0};
+    net.forward(ctx);
+    losses.push_back(net.loss());
+    net.backward(ctx);
+    net.sgd_step(options, 1.0F);
+  }
+  for (size_t i = 1; i < losses.size(); ++i) {
+    EXPECT_LT(losses[i], losses[i - 1]) << "step " << i;
+  }
 }
 
 TEST(NetworkTraining, RejectsBadRangesAndIds) {

@@ -154,6 +154,57 @@ void for_each_conv_term(const Layer& layer, int64_t batch, F f) {
   }
 }
 
+// The element-wise activations and their derivatives at x. The piecewise ones (hard sigmoid,
+// hard swish) choose their piece from `decide` (see decide_on); PyTorch's conventions at the
+// kinks: hard sigmoid passes no gradient at a clamp, hard swish's slope is (2x + 3) / 6 on
+// [-3, 3] and 1 above.
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+double activation(const Layer& layer, double x, double decide) {
+  switch (layer.kind()) {
+    case LayerKind::sigmoid:
+      return sigmoid(x);
+    case LayerKind::silu:
+      return x * sigmoid(x);
+    case LayerKind::hard_sigmoid: {
+      const auto& a = std::get<HardSigmoidAttrs>(layer.spec.attrs);
+      const double z = a.alpha * decide + a.beta;
+      return z <= 0.0 ? 0.0 : (z >= 1.0 ? 1.0 : a.alpha * x + a.beta);
+    }
+    case LayerKind::hard_swish:
+      return decide <= -3.0 ? 0.0 : (decide >= 3.0 ? x : x * (x + 3.0) / 6.0);
+    default:
+      break;
+  }
+  throw std::logic_error("not an element-wise activation");
+}
+
+double activation_slope(const Layer& layer, double x, double decide) {
+  switch (layer.kind()) {
+    case LayerKind::sigmoid:
+      return sigmoid(x) * (1.0 - sigmoid(x));
+    case LayerKind::silu:
+      return sigmoid(x) * (1.0 + x * (1.0 - sigmoid(x)));
+    case LayerKind::hard_sigmoid: {
+      const auto& a = std::get<HardSigmoidAttrs>(layer.spec.attrs);
+      const double z = a.alpha * decide + a.beta;
+      return z > 0.0 && z < 1.0 ? a.alpha : 0.0;
+    }
+    case LayerKind::hard_swish:
+      return decide < -3.0 ? 0.0 : (decide > 3.0 ? 1.0 : (2.0 * x + 3.0) / 6.0);
+    default:
+      break;
+  }
+  throw std::logic_error("not an element-wise activation");
+}
+
+// How many consecutive elements of mul's first input (plain NCHW) share one element of its
+// second: 1 with equal shapes, H x W when the second is C x 1 x 1.
+int64_t scale_span(const Layer& layer) {
+  const TensorShape& first = layer.input_shapes.at(0);
+  return layer.input_shapes.at(1) == first ? 1 : first.height * first.width;
+}
+
 }  // namespace
 
 Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>& inputs,
@@ -270,9 +321,14 @@ Vec ref_forward(const Layer& layer, int64_t batch, const std::vector<const Vec*>
     case LayerKind::silu:
     case LayerKind::hard_sigmoid:
     case LayerKind::hard_swish:
-    case LayerKind::mul:
-      throw std::invalid_argument("no reference forward for layer '" + layer.name() + "': " +
-                                  std::string(to_string(layer.kind())) + " is not supported yet");
+      for (int64_t i = 0; i < yd.size(); ++i) Y(i) = activation(layer, X(i), D(i));
+      return y;
+    case LayerKind::mul: {
+      const Vec& s = *inputs.at(1);
+      const int64_t per_scale = scale_span(layer);
+      for (int64_t i = 0; i < yd.size(); ++i) Y(i) = X(i) * s[static_cast<size_t>(i / per_scale)];
+      return y;
+    }
   }
   throw std::logic_error("unhandled layer kind");
 }
@@ -424,9 +480,21 @@ RefGradients ref_backward(const Layer& layer, int64_t batch, const std::vector<c
     case LayerKind::silu:
     case LayerKind::hard_sigmoid:
     case LayerKind::hard_swish:
-    case LayerKind::mul:
-      throw std::invalid_argument("no reference backward for layer '" + layer.name() + "': " +
-                                  std::string(to_string(layer.kind())) + " is not supported yet");
+      for (int64_t i = 0; i < xd.size(); ++i) DX(i) = DY(i) * activation_slope(layer, X(i), D(i));
+      return g;
+    case LayerKind::mul: {
+      // d first = dy * second; d second = dy * first, summed over H x W when broadcast.
+      const Vec& s = *inputs.at(1);
+      const int64_t per_scale = scale_span(layer);
+      Vec& ds = g.inputs.at(1);
+      ds.assign(s.size(), 0.0);
+      for (int64_t i = 0; i < xd.size(); ++i) {
+        const auto k = static_cast<size_t>(i / per_scale);
+        DX(i) = DY(i) * s[k];
+        ds[k] += DY(i) * X(i);
+      }
+      return g;
+    }
   }
   throw std::logic_error("unhandled layer kind");
 }

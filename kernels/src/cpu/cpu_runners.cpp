@@ -1,9 +1,13 @@
 // CPU layer runners: oneDNN primitives made once per layer and batch, run on tensors bound by
-// handle. Dropout and the loss's scalar arithmetic, which oneDNN has no primitive for, are loops.
+// handle. Dropout, the loss's scalar arithmetic, hard sigmoid and the gradient of mul's broadcast
+// scale, which oneDNN 2.6 has no primitive for, are loops.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "cpu/cpu_backend.hpp"
 #include "ralp/kernels/bf16.hpp"
@@ -373,17 +377,21 @@ class PoolRunner final : public CpuRunner {
   memory src_, dst_, workspace_;
 };
 
-class ReluRunner final : public CpuRunner {
+// The element-wise activations oneDNN has: ReLU, sigmoid (logistic), SiLU (swish with alpha 1:
+// x * sigmoid(alpha x)) and hard swish (x * min(max(x + 3, 0), 6) / 6, PyTorch's nn.Hardswish).
+// Backward recomputes from the input, which every pass reads anyway: the gradient of sigmoid
+// from its saved (rounded) output would carry that rounding into 1 - y.
+class EltwiseRunner final : public CpuRunner {
  public:
-  ReluRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+  EltwiseRunner(CpuBackend& b, const Layer& layer, int64_t batch, dnnl::algorithm alg, float alpha)
+      : CpuRunner(b, layer, batch) {
     const memory::desc md = to_dnnl(input_desc(0));
-    const auto alg = dnnl::algorithm::eltwise_relu;
     const dnnl::eltwise_forward::primitive_desc fwd_pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, 0.0F, 0.0F),
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, alg, md, alpha, 0.0F),
         user_scratchpad(), engine());
     forward_ = dnnl::eltwise_forward(fwd_pd);
     backward_ = dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-        dnnl::eltwise_backward::desc(alg, md, md, 0.0F, 0.0F), user_scratchpad(), engine(), fwd_pd));
+        dnnl::eltwise_backward::desc(alg, md, md, alpha, 0.0F), user_scratchpad(), engine(), fwd_pd));
     src_ = unbound(md);
     dst_ = unbound(md);
     diff_src_ = unbound(md);
@@ -410,6 +418,93 @@ class ReluRunner final : public CpuRunner {
   dnnl::eltwise_forward forward_;
   dnnl::eltwise_backward backward_;
   memory src_, dst_, diff_src_, diff_dst_;
+};
+
+// The fewest elements a loop of this file splits between threads: below it, starting the threads
+// costs more than the work (a squeeze-and-excitation gate is batch x C values, a few thousand).
+constexpr int64_t kParallelElements = 1 << 14;
+
+// Element i of an f32 or bf16 (uint16_t) array as a float, and a float stored into one: a BF16
+// store rounds once, to nearest even.
+template <class T>
+float load(const T* p, int64_t i) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    return from_bf16(p[i]);
+  } else {
+    return p[i];
+  }
+}
+template <class T>
+void store(T* p, int64_t i, float v) {
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    p[i] = to_bf16(v);
+  } else {
+    p[i] = v;
+  }
+}
+
+// Hard sigmoid, y = max(0, min(1, alpha x + beta)), which oneDNN 2.6 lacks (its eltwise algorithms
+// end at hardswish, with alpha and beta ignored; dnnl_types.h of libdnnl-dev 2.6). The gradient is
+// alpha inside the open interval where 0 < alpha x + beta < 1 and 0 outside, as PyTorch's
+// hardsigmoid_backward (strict bounds: a value exactly at a clamp passes no gradient).
+class HardSigmoidRunner final : public CpuRunner {
+ public:
+  HardSigmoidRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    const auto& a = std::get<HardSigmoidAttrs>(layer.spec.attrs);
+    alpha_ = static_cast<float>(a.alpha);
+    beta_ = static_cast<float>(a.beta);
+    count_ = batch * layer.output.elements();
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    const Tensor* x = args.inputs.at(0);
+    Tensor* y = args.output;
+    if (x == nullptr || y == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    if (x->desc().type == DataType::bf16) {
+      forward(x->bf16(), y->bf16());
+    } else {
+      forward(x->f32(), y->f32());
+    }
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    const Tensor* x = args.inputs.at(0);
+    const Tensor* dy = args.diff_output;
+    Tensor* dx = args.diff_inputs.at(0);
+    if (x == nullptr || dy == nullptr || dx == nullptr) {
+      throw std::invalid_argument("a tensor the pass needs is missing");
+    }
+    if (x->desc().type == DataType::bf16) {
+      backward(x->bf16(), dy->bf16(), dx->bf16());
+    } else {
+      backward(x->f32(), dy->f32(), dx->f32());
+    }
+  }
+
+ private:
+  template <class T>
+  void forward(const T* x, T* y) const {
+    const float alpha = alpha_, beta = beta_;
+#pragma omp parallel for simd if (count_ >= kParallelElements)
+    for (int64_t i = 0; i < count_; ++i) {
+      store(y, i, std::min(1.0F, std::max(0.0F, alpha * load(x, i) + beta)));
+    }
+  }
+  template <class T>
+  void backward(const T* x, const T* dy, T* dx) const {
+    const float alpha = alpha_, beta = beta_;
+#pragma omp parallel for simd if (count_ >= kParallelElements)
+    for (int64_t i = 0; i < count_; ++i) {
+      const float z = alpha * load(x, i) + beta;
+      store(dx, i, z > 0.0F && z < 1.0F ? alpha * load(dy, i) : 0.0F);
+    }
+  }
+
+  float alpha_ = 0.0F, beta_ = 0.0F;
+  int64_t count_ = 0;
 };
 
 class LrnRunner final : public CpuRunner {
@@ -909,6 +1004,83 @@ class AddRunner final : public CpuRunner {
   memory output_;
 };
 
+// first * second, the second of the first's shape or C x 1 x 1 and broadcast over H x W
+// (squeeze-and-excitation's channel scale). Forward and the first input's gradient (dy * second)
+// are oneDNN binary multiplications, which broadcast the second operand; the second input's
+// gradient is dy * first with equal shapes, and with the broadcast its sum over H x W per image
+// and channel: a loop accumulating in FP32 in a fixed order (deterministic whatever the threads).
+class MulRunner final : public CpuRunner {
+ public:
+  MulRunner(CpuBackend& b, const Layer& layer, int64_t batch) : CpuRunner(b, layer, batch) {
+    broadcast_ = layer.input_shapes[0] != layer.input_shapes[1];
+    const memory::desc a = to_dnnl(input_desc(0));
+    const memory::desc s = to_dnnl(input_desc(1));
+    multiply_ = dnnl::binary(dnnl::binary::primitive_desc(
+        dnnl::binary::desc(dnnl::algorithm::binary_mul, a, s, a), user_scratchpad(), engine()));
+    src0_ = unbound(a);
+    src1_ = unbound(s);
+    dst_ = unbound(a);
+  }
+
+  void forward(const LayerArgs& args) override {
+    backend_.activate();
+    multiply(args.inputs.at(0), args.inputs.at(1), args.output);
+  }
+
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    backend_.activate();
+    if (args.diff_inputs.at(0) != nullptr) {
+      multiply(args.diff_output, args.inputs.at(1), args.diff_inputs[0]);
+    }
+    Tensor* diff_scale = args.diff_inputs.at(1);
+    if (diff_scale == nullptr) return;
+    if (!broadcast_) {
+      multiply(args.diff_output, args.inputs.at(0), diff_scale);
+      return;
+    }
+    const Tensor* dy = args.diff_output;
+    const Tensor* x = args.inputs.at(0);
+    if (dy == nullptr || x == nullptr) throw std::invalid_argument("a tensor the pass needs is missing");
+    if (x->desc().type == DataType::bf16) {
+      scale_gradient(dy->bf16(), x->bf16(), diff_scale->bf16());
+    } else {
+      scale_gradient(dy->f32(), x->f32(), diff_scale->f32());
+    }
+  }
+
+ private:
+  void multiply(const Tensor* first, const Tensor* second, Tensor* product) {
+    bind(src0_, first);
+    bind(src1_, second);
+    bind(dst_, product);
+    run(multiply_, {{DNNL_ARG_SRC_0, src0_}, {DNNL_ARG_SRC_1, src1_}, {DNNL_ARG_DST, dst_}});
+  }
+
+  // ds[n, c] = sum over h, w of dy[n, c, h, w] * x[n, c, h, w]; memory is channels-last, so each
+  // image is hw rows of c values and the inner loop runs along contiguous channels.
+  template <class T>
+  void scale_gradient(const T* dy, const T* x, T* ds) const {
+    const int64_t c = layer_.output.channels;
+    const int64_t hw = layer_.output.height * layer_.output.width;
+#pragma omp parallel for if (batch_ * c * hw >= kParallelElements)
+    for (int64_t n = 0; n < batch_; ++n) {
+      std::vector<float> sum(static_cast<size_t>(c), 0.0F);
+      float* acc = sum.data();
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t row = (n * hw + p) * c;
+#pragma omp simd
+        for (int64_t ch = 0; ch < c; ++ch) acc[ch] += load(dy, row + ch) * load(x, row + ch);
+      }
+      for (int64_t ch = 0; ch < c; ++ch) store(ds, n * c + ch, acc[ch]);
+    }
+  }
+
+  bool broadcast_ = false;
+  dnnl::binary multiply_;
+  memory src0_, src1_, dst_;
+};
+
 }  // namespace
 
 std::unique_ptr<LayerRunner> make_cpu_runner(CpuBackend& backend, const Layer& layer,
@@ -920,7 +1092,20 @@ std::unique_ptr<LayerRunner> make_cpu_runner(CpuBackend& backend, const Layer& l
     case LayerKind::avg_pool:
       return std::make_unique<PoolRunner>(backend, layer, batch);
     case LayerKind::relu:
-      return std::make_unique<ReluRunner>(backend, layer, batch);
+      return std::make_unique<EltwiseRunner>(backend, layer, batch, dnnl::algorithm::eltwise_relu, 0.0F);
+    case LayerKind::sigmoid:
+      return std::make_unique<EltwiseRunner>(backend, layer, batch,
+                                             dnnl::algorithm::eltwise_logistic, 0.0F);
+    case LayerKind::silu:
+      return std::make_unique<EltwiseRunner>(backend, layer, batch, dnnl::algorithm::eltwise_swish,
+                                             1.0F);
+    case LayerKind::hard_swish:
+      return std::make_unique<EltwiseRunner>(backend, layer, batch,
+                                             dnnl::algorithm::eltwise_hardswish, 0.0F);
+    case LayerKind::hard_sigmoid:
+      return std::make_unique<HardSigmoidRunner>(backend, layer, batch);
+    case LayerKind::mul:
+      return std::make_unique<MulRunner>(backend, layer, batch);
     case LayerKind::lrn:
       return std::make_unique<LrnRunner>(backend, layer, batch);
     case LayerKind::batch_norm:
@@ -937,13 +1122,6 @@ std::unique_ptr<LayerRunner> make_cpu_runner(CpuBackend& backend, const Layer& l
       return std::make_unique<AddRunner>(backend, layer, batch);
     case LayerKind::softmax_cross_entropy:
       return std::make_unique<SoftmaxLossRunner>(backend, layer, batch);
-    case LayerKind::sigmoid:
-    case LayerKind::silu:
-    case LayerKind::hard_sigmoid:
-    case LayerKind::hard_swish:
-    case LayerKind::mul:
-      throw std::invalid_argument("no CPU kernel for layer '" + layer.name() + "': " +
-                                  std::string(to_string(layer.kind())) + " is not supported yet");
   }
   throw std::invalid_argument("no CPU kernel for layer '" + layer.name() + "'");
 }

@@ -1,5 +1,6 @@
-// CUDA kernels for filling, dropout and the cross-entropy loss: memory-bound element-wise work
-// with no cuDNN or cuBLAS routine. Grid-stride loops, so any grid size is correct.
+// CUDA kernels for filling, dropout, the cross-entropy loss, the SE and mobile activations and
+// mul: memory-bound element-wise work with no cuDNN or cuBLAS routine. Grid-stride loops, so any
+// grid size is correct.
 #include "cuda/cuda_elementwise.hpp"
 #include "ralp/kernels/dropout_mask.hpp"
 
@@ -125,7 +126,149 @@ void with_type(bool bf16, Run run) {
   }
 }
 
+__device__ float widen(float v) { return v; }
+template <>
+__device__ float narrow<float>(float v) { return v; }
+
+__device__ float sigmoid(float x) { return 1.0F / (1.0F + expf(-x)); }
+
+__device__ float activate(Activation op, float alpha, float beta, float x) {
+  switch (op) {
+    case Activation::sigmoid:
+      return sigmoid(x);
+    case Activation::silu:
+      return x * sigmoid(x);
+    case Activation::hard_sigmoid:
+      return fminf(1.0F, fmaxf(0.0F, alpha * x + beta));
+    case Activation::hard_swish:
+      return x * fminf(fmaxf(x + 3.0F, 0.0F), 6.0F) / 6.0F;
+  }
+  return 0.0F;
+}
+
+__device__ float slope(Activation op, float alpha, float beta, float x) {
+  switch (op) {
+    case Activation::sigmoid: {
+      const float s = sigmoid(x);
+      return s * (1.0F - s);
+    }
+    case Activation::silu: {
+      const float s = sigmoid(x);
+      return s * (1.0F + x * (1.0F - s));
+    }
+    case Activation::hard_sigmoid: {
+      const float z = alpha * x + beta;
+      return z > 0.0F && z < 1.0F ? alpha : 0.0F;
+    }
+    case Activation::hard_swish:
+      return x < -3.0F ? 0.0F : (x > 3.0F ? 1.0F : (2.0F * x + 3.0F) / 6.0F);
+  }
+  return 0.0F;
+}
+
+template <class T>
+__global__ void activation_kernel(Activation op, float alpha, float beta, const T* x, T* y,
+                                  int64_t count) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    y[i] = narrow<T>(activate(op, alpha, beta, widen(x[i])));
+  }
+}
+
+template <class T>
+__global__ void activation_backward_kernel(Activation op, float alpha, float beta, const T* x,
+                                           const T* dy, T* dx, int64_t count) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    dx[i] = narrow<T>(widen(dy[i]) * slope(op, alpha, beta, widen(x[i])));
+  }
+}
+
+template <class T>
+__global__ void mul_kernel(const T* a, const T* b, T* y, int64_t count, int64_t span) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    y[i] = narrow<T>(widen(a[i]) * widen(b[i / span]));
+  }
+}
+
+// Block-stride over rows; the block's threads stride along the row and a shared-memory tree adds
+// their partial sums. Every thread of a block takes the same rows, so the barriers are uniform.
+template <class T>
+__global__ void scale_gradient_kernel(const T* dy, const T* x, T* ds, int64_t rows, int64_t span) {
+  __shared__ float partial[kThreads];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    float sum = 0.0F;
+    for (int64_t j = threadIdx.x; j < span; j += blockDim.x) {
+      sum += widen(dy[r * span + j]) * widen(x[r * span + j]);
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) ds[r] = narrow<T>(partial[0]);
+    __syncthreads();
+  }
+}
+
+// Calls `run` with a null pointer of the element type `type` names.
+template <class Run>
+void with_element(Element type, Run run) {
+  switch (type) {
+    case Element::f32:
+      run(static_cast<float*>(nullptr));
+      return;
+    case Element::f16:
+      run(static_cast<__half*>(nullptr));
+      return;
+    case Element::bf16:
+      run(static_cast<__nv_bfloat16*>(nullptr));
+      return;
+  }
+}
+
 }  // namespace
+
+void launch_activation(Activation op, float alpha, float beta, const void* x, void* y,
+                       int64_t count, Element type, cudaStream_t stream) {
+  with_element(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    activation_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        op, alpha, beta, static_cast<const T*>(x), static_cast<T*>(y), count);
+  });
+}
+
+void launch_activation_backward(Activation op, float alpha, float beta, const void* x,
+                                const void* dy, void* dx, int64_t count, Element type,
+                                cudaStream_t stream) {
+  with_element(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    activation_backward_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        op, alpha, beta, static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx),
+        count);
+  });
+}
+
+void launch_mul(const void* a, const void* b, void* y, int64_t count, int64_t span, Element type,
+                cudaStream_t stream) {
+  with_element(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    mul_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), count, span);
+  });
+}
+
+void launch_scale_gradient(const void* dy, const void* x, void* ds, int64_t rows, int64_t span,
+                           Element type, cudaStream_t stream) {
+  with_element(type, [&](auto* t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    const int blocks = static_cast<int>(rows < kMaxBlocks ? (rows < 1 ? 1 : rows) : kMaxBlocks);
+    scale_gradient_kernel<T><<<blocks, kThreads, 0, stream>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(ds), rows, span);
+  });
+}
 
 void launch_fill16(void* dst, int64_t count, float value, bool bf16, cudaStream_t stream) {
   with_type(bf16, [&](auto* type) {

@@ -35,6 +35,10 @@ class CudaRunner : public LayerRunner {
   }
   [[nodiscard]] bool half() const { return is_16bit(activation_type_); }
   [[nodiscard]] bool bf16() const { return activation_type_ == DataType::bf16; }
+  // The activation type as cuda_elementwise.hpp's launchers take it.
+  [[nodiscard]] Element element() const {
+    return half() ? (bf16() ? Element::bf16 : Element::f16) : Element::f32;
+  }
   // A 16-bit device copy of an FP32 tensor (master weights, biases), converted into `copy`,
   // which is allocated on first use.
   const void* narrowed(const Tensor* t, Tensor& copy) const {
@@ -660,6 +664,79 @@ class AddRunner final : public CudaRunner {
   }
 };
 
+// Sigmoid, SiLU, hard sigmoid and hard swish: kernels of cuda_elementwise.cu in every activation
+// type (cuDNN's activations have no hard sigmoid or hard swish, and its FP16 and BF16 paths
+// would differ from the FP32 one in where they round). Backward recomputes from the input.
+class ActivationRunner final : public CudaRunner {
+ public:
+  ActivationRunner(CudaBackend& b, const Layer& layer, int64_t batch, Activation op)
+      : CudaRunner(b, layer, batch), op_(op), count_(batch * layer.output.elements()) {
+    if (op == Activation::hard_sigmoid) {
+      const auto& a = std::get<HardSigmoidAttrs>(layer.spec.attrs);
+      alpha_ = static_cast<float>(a.alpha);
+      beta_ = static_cast<float>(a.beta);
+    }
+  }
+
+  void forward(const LayerArgs& args) override {
+    launch_activation(op_, alpha_, beta_, in_raw(args.inputs.at(0)), out_raw(args.output), count_,
+                      element(), stream());
+    check(cudaGetLastError(), "activation kernel");
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    launch_activation_backward(op_, alpha_, beta_, in_raw(args.inputs.at(0)),
+                               in_raw(args.diff_output), out_raw(args.diff_inputs.at(0)), count_,
+                               element(), stream());
+    check(cudaGetLastError(), "activation backward kernel");
+  }
+
+ private:
+  Activation op_;
+  float alpha_ = 0.0F, beta_ = 0.0F;
+  int64_t count_;
+};
+
+// first * second, the second of the first's shape or C x 1 x 1 and broadcast over H x W: on NCHW
+// data each of the second's values scales a contiguous span of H x W. The broadcast scale's
+// gradient sums dy * first over each span.
+class MulRunner final : public CudaRunner {
+ public:
+  MulRunner(CudaBackend& b, const Layer& layer, int64_t batch)
+      : CudaRunner(b, layer, batch),
+        count_(batch * layer.output.elements()),
+        span_(layer.input_shapes[1] == layer.input_shapes[0]
+                  ? 1
+                  : layer.output.height * layer.output.width) {}
+
+  void forward(const LayerArgs& args) override {
+    multiply(args.inputs.at(0), args.inputs.at(1), args.output, span_);
+  }
+  void backward_data(const LayerArgs& args) override {
+    need_input_gradient();
+    if (args.diff_inputs.at(0) != nullptr) {
+      multiply(args.diff_output, args.inputs.at(1), args.diff_inputs[0], span_);
+    }
+    Tensor* diff_scale = args.diff_inputs.at(1);
+    if (diff_scale == nullptr) return;
+    if (span_ == 1) {
+      multiply(args.diff_output, args.inputs.at(0), diff_scale, 1);
+      return;
+    }
+    launch_scale_gradient(in_raw(args.diff_output), in_raw(args.inputs.at(0)), out_raw(diff_scale),
+                          count_ / span_, span_, element(), stream());
+    check(cudaGetLastError(), "scale gradient kernel");
+  }
+
+ private:
+  void multiply(const Tensor* a, const Tensor* b, Tensor* y, int64_t span) const {
+    launch_mul(in_raw(a), in_raw(b), out_raw(y), count_, span, element(), stream());
+    check(cudaGetLastError(), "mul kernel");
+  }
+
+  int64_t count_, span_;
+};
+
 }  // namespace
 
 std::unique_ptr<LayerRunner> make_cuda_runner(CudaBackend& backend, const Layer& layer,
@@ -689,12 +766,15 @@ std::unique_ptr<LayerRunner> make_cuda_runner(CudaBackend& backend, const Layer&
     case LayerKind::softmax_cross_entropy:
       return std::make_unique<SoftmaxLossRunner>(backend, layer, batch);
     case LayerKind::sigmoid:
+      return std::make_unique<ActivationRunner>(backend, layer, batch, Activation::sigmoid);
     case LayerKind::silu:
+      return std::make_unique<ActivationRunner>(backend, layer, batch, Activation::silu);
     case LayerKind::hard_sigmoid:
+      return std::make_unique<ActivationRunner>(backend, layer, batch, Activation::hard_sigmoid);
     case LayerKind::hard_swish:
+      return std::make_unique<ActivationRunner>(backend, layer, batch, Activation::hard_swish);
     case LayerKind::mul:
-      throw std::invalid_argument("no CUDA kernel for layer '" + layer.name() + "': " +
-                                  std::string(to_string(layer.kind())) + " is not supported yet");
+      return std::make_unique<MulRunner>(backend, layer, batch);
   }
   throw std::invalid_argument("no CUDA kernel for layer '" + layer.name() + "'");
 }
