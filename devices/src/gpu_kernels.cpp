@@ -63,12 +63,37 @@ double stream_seconds(double bytes, const GpuShape& gpu, const GpuKernelParams& 
   return bytes / (gpu.bandwidth.value() * p.memory_efficiency);
 }
 
-// Bytes every algorithm of a pass must move at least: its input, output and weights once.
+// Bytes every algorithm of a pass must move at least: its input, output and weights once (every
+// group's). Each pass moves the same amount: the forward reads x and w and writes y, the data
+// gradient reads dy and w and writes dx, the filter gradient reads x and dy and writes dw.
 double floor_bytes(const ConvShape& c, double element_bytes) {
+  const double groups = static_cast<double>(c.groups);
   const double in = static_cast<double>(c.batch * c.in_channels * c.height * c.width);
   const double out = static_cast<double>(c.batch * c.out_channels * c.out_height() * c.out_width());
   const double weights = static_cast<double>(c.in_channels * c.out_channels) * c.kernel_h * c.kernel_w;
-  return (in + out + weights) * element_bytes;
+  return groups * (in + out + weights) * element_bytes;
+}
+
+// The CUDA cores' view of the device: FP32 arithmetic, no tensor-core tiles, the same bandwidth
+// and operand width.
+GpuShape cuda_cores(const GpuShape& gpu) {
+  GpuShape cores = gpu;
+  if (gpu.cuda_core_peak.value() > 0.0) cores.peak = gpu.cuda_core_peak;
+  cores.tensor_cores = false;
+  return cores;
+}
+
+// A depthwise convolution's pass as the frameworks run it: one direct kernel in which each thread
+// computes an output (or input-gradient) value from its window, or a block reduces one filter
+// tap's gradient over the batch and pixels; PyTorch's CUDA depthwise kernels
+// (aten/src/ATen/native/cuda/DepthwiseConv2d.cu, chosen by ConvParams::use_cudnn_depthwise in
+// aten/src/ATen/native/Convolution.cpp for FP32, and cuDNN's from 8.2 for FP16) and TensorFlow's
+// (tensorflow/core/kernels/depthwise_conv_op_gpu.h) both do. With one input channel per output
+// channel a value is used kh x kw times at most, from the cache: the pass moves its tensors
+// once, and its FLOPs (at most 2 kh kw per 8 bytes moved in FP32) rarely bind.
+double depthwise_seconds(const ConvShape& c, const GpuShape& gpu, const GpuKernelParams& p) {
+  const double compute = c.direct_flops() / (gpu.peak.value() * p.implicit_gemm_efficiency);
+  return std::max(compute, stream_seconds(floor_bytes(c, gpu.element_bytes), gpu, p));
 }
 
 bool is_3x3_stride_1(const ConvShape& c) {
@@ -205,6 +230,8 @@ std::string_view to_string(ConvAlgorithm algorithm) {
       return "fft";
     case ConvAlgorithm::fft_tiling:
       return "fft_tiling";
+    case ConvAlgorithm::depthwise:
+      return "depthwise";
   }
   return "unknown";
 }
@@ -219,7 +246,7 @@ ConvShape tensor_op_shape(const ConvShape& conv) {
 }
 
 double ConvShape::direct_flops() const {
-  return 2.0 * static_cast<double>(batch * out_channels * out_height() * out_width()) *
+  return 2.0 * static_cast<double>(groups * batch * out_channels * out_height() * out_width()) *
          static_cast<double>(in_channels) * kernel_h * kernel_w;
 }
 
@@ -233,15 +260,24 @@ Seconds conv_algorithm_time(const ConvShape& c, ConvPass pass, ConvAlgorithm alg
     }
   }
   const bool stride_1 = c.stride_h == 1 && c.stride_w == 1;
+  if (c.groups > 1 && algorithm != ConvAlgorithm::implicit_gemm &&
+      algorithm != ConvAlgorithm::depthwise) {
+    return Seconds(kInfinity);
+  }
   double compute = kInfinity;
   double extra_bytes = 0.0;
   switch (algorithm) {
     case ConvAlgorithm::implicit_gemm: {
+      // A grouped convolution's groups are independent GEMMs of one group's shape, tiled
+      // together in one launch (cuDNN's grouped implicit GEMM, cudnnSetConvolutionGroupCount).
       const Gemm g = implicit_gemm(c, pass);
-      compute = tiled_seconds(g.m, g.n, g.k, 1.0, p.implicit_gemm_efficiency,
-                              pass == ConvPass::backward_filter, gpu, p);
+      compute = tiled_seconds(g.m, g.n, g.k, static_cast<double>(c.groups),
+                              p.implicit_gemm_efficiency, pass == ConvPass::backward_filter, gpu, p);
       break;
     }
+    case ConvAlgorithm::depthwise:
+      if (c.depthwise()) return Seconds(depthwise_seconds(c, gpu, p)) + p.launch;
+      break;
     case ConvAlgorithm::gemm:
       if (c.kernel_h == 1 && c.kernel_w == 1 && stride_1 && c.pad_h == 0 && c.pad_w == 0) {
         const Gemm g = implicit_gemm(c, pass);
@@ -287,8 +323,31 @@ Seconds conv_algorithm_time(const ConvShape& c, ConvPass pass, ConvAlgorithm alg
   return Seconds(std::max(compute, memory)) + p.launch;
 }
 
+namespace {
+
+// A grouped convolution: depthwise runs the direct kernel on the CUDA cores (no tensor-op
+// depthwise kernel exists in cuDNN 7; PyTorch's FP32 and TensorFlow's kernels are CUDA-core
+// code); another grouped one runs implicit GEMM over all groups, on the tensor cores only where
+// every group's channels are multiples of 8 (cuDNN 7's tensor-op condition, per group), else on
+// the CUDA cores: PyTorch computes a 16-bit convolution off the tensor cores in FP32
+// (aten/src/ATen/cudnn/Descriptors.h, ConvolutionDescriptor::set: half data, float math).
+KernelTime grouped_pass_time(const ConvShape& c, ConvPass pass, const GpuShape& gpu,
+                             const GpuKernelParams& p, const ConvAlgorithms& available) {
+  if (c.depthwise()) {
+    return {conv_algorithm_time(c, pass, ConvAlgorithm::depthwise, cuda_cores(gpu), p),
+            ConvAlgorithm::depthwise};
+  }
+  const bool aligned = c.in_channels % 8 == 0 && c.out_channels % 8 == 0;
+  const GpuShape runs_on = available.tensor_ops && aligned ? gpu : cuda_cores(gpu);
+  return {conv_algorithm_time(c, pass, ConvAlgorithm::implicit_gemm, runs_on, p),
+          ConvAlgorithm::implicit_gemm};
+}
+
+}  // namespace
+
 KernelTime conv_pass_time(const ConvShape& conv, ConvPass pass, const GpuShape& gpu,
                           const GpuKernelParams& p, const ConvAlgorithms& available) {
+  if (conv.groups > 1) return grouped_pass_time(conv, pass, gpu, p, available);
   const ConvShape c = available.tensor_ops ? tensor_op_shape(conv) : conv;
   KernelTime best{Seconds(kInfinity), ConvAlgorithm::implicit_gemm};
   for (const ConvAlgorithm a :

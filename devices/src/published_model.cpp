@@ -16,6 +16,7 @@ ConvShape conv_shape(const LayerKey& key, const Conv2dAttrs& a) {
   c.batch = key.batch;
   c.in_channels = key.input.channels / a.groups;
   c.out_channels = a.out_channels / a.groups;
+  c.groups = a.groups;
   c.height = key.input.height;
   c.width = key.input.width;
   c.kernel_h = a.kernel_h;
@@ -30,12 +31,13 @@ ConvShape conv_shape(const LayerKey& key, const Conv2dAttrs& a) {
 // The copies tensor-op kernels need when a convolution's channels are not multiples of 8: its
 // input read and written again with padded channels before the forward pass (the filter
 // gradient reuses it), and its output's gradient the same before the backward passes. Zero
-// where no padding is needed.
-LayerCost padding_cost(const ConvShape& c, double groups, const GpuShape& gpu,
-                       const GpuKernelParams& p) {
+// where no padding is needed, and for grouped convolutions, which run on the CUDA cores where
+// a group's channels are not multiples of 8 (conv_pass_time).
+LayerCost padding_cost(const ConvShape& c, const GpuShape& gpu, const GpuKernelParams& p) {
+  if (c.groups > 1) return {};
   const ConvShape padded = tensor_op_shape(c);
   const auto copy = [&](double pixels, int64_t channels, int64_t padded_channels) {
-    const double values = pixels * static_cast<double>(channels + padded_channels) * groups;
+    const double values = pixels * static_cast<double>(channels + padded_channels);
     return streaming_time(Bytes(values * gpu.element_bytes), gpu, p);
   };
   const double batch = static_cast<double>(c.batch);
@@ -50,17 +52,17 @@ LayerCost padding_cost(const ConvShape& c, double groups, const GpuShape& gpu,
   return cost;
 }
 
+// Every pass is one kernel for all groups (conv_pass_time).
 LayerCost conv_cost(const LayerKey& key, const Conv2dAttrs& a, const GpuShape& gpu,
                     const GpuKernelParams& p, const ConvAlgorithms& available) {
   const ConvShape c = conv_shape(key, a);
-  const double groups = static_cast<double>(a.groups);
   LayerCost cost;
-  if (available.tensor_ops) cost = padding_cost(c, groups, gpu, p);
-  cost.forward += conv_pass_time(c, ConvPass::forward, gpu, p, available).seconds * groups;
+  if (available.tensor_ops) cost = padding_cost(c, gpu, p);
+  cost.forward += conv_pass_time(c, ConvPass::forward, gpu, p, available).seconds;
   if (key.needs_input_gradient) {
-    cost.backward_data += conv_pass_time(c, ConvPass::backward_data, gpu, p, available).seconds * groups;
+    cost.backward_data += conv_pass_time(c, ConvPass::backward_data, gpu, p, available).seconds;
   }
-  cost.backward_weight += conv_pass_time(c, ConvPass::backward_filter, gpu, p, available).seconds * groups;
+  cost.backward_weight += conv_pass_time(c, ConvPass::backward_filter, gpu, p, available).seconds;
   if (a.bias) {  // the bias is added, and its gradient summed, by kernels of their own
     const Bytes out(static_cast<double>(key.batch * key.output.elements()) * gpu.element_bytes);
     cost.forward += streaming_time(out * 2.0, gpu, p);
@@ -129,7 +131,8 @@ Bytes streaming_bytes(const LayerKey& key, ConvPass pass, double element_bytes) 
 GpuShape gpu_shape(const DeviceProfile& profile, Precision precision) {
   const double efficiency = profile.published ? profile.published->architecture_efficiency : 1.0;
   return {precision_peak(profile, precision) * efficiency, profile.memory_bandwidth * efficiency,
-          profile.multiprocessors, activation_bytes(precision), uses_tensor_cores(profile, precision)};
+          profile.multiprocessors, activation_bytes(precision), uses_tensor_cores(profile, precision),
+          profile.peak_flops * efficiency};
 }
 
 bool uses_tensor_cores(const DeviceProfile& profile, Precision precision) {

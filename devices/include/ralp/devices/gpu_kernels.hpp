@@ -29,6 +29,9 @@ struct GpuShape {
   // Whether the products run on tensor cores, whose GEMM kernels (cuBLAS's and cuDNN's
   // 884 kernels) also tile the output in 256 x 128 and 128 x 256.
   bool tensor_cores = false;
+  // FLOP/s of FP32 arithmetic on the CUDA cores, for kernels that never reach the tensor cores
+  // or a 16-bit rate (depthwise convolutions accumulate in FP32); zero means `peak`.
+  FlopsPerSecond cuda_core_peak;
 };
 
 // Fitted parameters, each with a physical meaning; bounds in kKernelParamBounds.
@@ -59,19 +62,33 @@ std::array<double, kKernelParamCount> as_array(const GpuKernelParams& params);
 GpuKernelParams params_from_array(const std::array<double, kKernelParamCount>& values);
 
 enum class ConvPass { forward, backward_data, backward_filter };
-enum class ConvAlgorithm { implicit_gemm, gemm, winograd, winograd_nonfused, fft, fft_tiling };
+enum class ConvAlgorithm {
+  implicit_gemm,
+  gemm,
+  winograd,
+  winograd_nonfused,
+  fft,
+  fft_tiling,
+  depthwise,
+};
 std::string_view to_string(ConvPass pass);
 std::string_view to_string(ConvAlgorithm algorithm);
 
-// One convolution as cuDNN sees it (NCHW, no groups).
+// One convolution as cuDNN sees it (NCHW): `groups` convolutions side by side, each of
+// in_channels -> out_channels (the channels of one group).
 struct ConvShape {
   int64_t batch = 1, in_channels = 1, out_channels = 1;
+  int64_t groups = 1;
   int64_t height = 1, width = 1;  // input
   int kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
   [[nodiscard]] int64_t out_height() const { return (height + 2 * pad_h - kernel_h) / stride_h + 1; }
   [[nodiscard]] int64_t out_width() const { return (width + 2 * pad_w - kernel_w) / stride_w + 1; }
-  // Multiply-adds x 2 of the direct convolution (what DeepBench's "effective" FLOPs count).
+  // Multiply-adds x 2 of the direct convolution, all groups (what DeepBench's "effective" FLOPs
+  // count).
   [[nodiscard]] double direct_flops() const;
+  // One input channel per group (PyTorch's is_depthwise: groups == input channels, any number of
+  // output channels per group).
+  [[nodiscard]] bool depthwise() const { return groups > 1 && in_channels == 1; }
 };
 
 // The algorithms a cuDNN version offers: all of the above from cuDNN 5.1 on; cuDNN 5.0 has no
@@ -97,10 +114,17 @@ struct KernelTime {
 };
 
 // Time of one algorithm for one pass; infinity when the algorithm does not apply. The shape is
-// computed as given (tensor-op padding is conv_pass_time's).
+// computed as given (tensor-op padding is conv_pass_time's). A grouped convolution (groups > 1)
+// is one kernel for all groups: implicit GEMM as `groups` GEMMs of one group's shape in one
+// launch, or, depthwise, the direct kernel: the longer of its bytes (input, output and weights
+// once) at the streaming bandwidth and its direct FLOPs at `cuda_core_peak` x the implicit-GEMM
+// efficiency. No other algorithm applies to it.
 Seconds conv_algorithm_time(const ConvShape& conv, ConvPass pass, ConvAlgorithm algorithm,
                             const GpuShape& gpu, const GpuKernelParams& params);
-// The fastest applicable algorithm of `available`, with its time (launch included).
+// The fastest applicable algorithm of `available`, with its time (launch included). A depthwise
+// convolution runs the direct kernel on the CUDA cores whatever `available` says; another grouped
+// one runs implicit GEMM, on the tensor cores (with tensor_ops) only where each group's channels
+// are multiples of 8, else on the CUDA cores at `cuda_core_peak`.
 KernelTime conv_pass_time(const ConvShape& conv, ConvPass pass, const GpuShape& gpu,
                           const GpuKernelParams& params, const ConvAlgorithms& available = {});
 // C (M x N) = A (M x K) B (K x N) through cuBLAS, operands of gpu.element_bytes (launch
