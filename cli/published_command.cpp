@@ -66,9 +66,9 @@ void print_fit(const FitOutcome& o) {
   }
   std::cout << "framework cost per layer and pass: " << fixed(o.framework_layer_overhead.value() * 1e6, 1)
             << " us, fitted on " << o.framework_rows.size() << " TensorFlow whole-network rows\n";
-  if (!o.architecture_row.empty()) {
-    std::cout << "architecture efficiency " << fixed(o.architecture_efficiency, 3) << " fitted on "
-              << o.architecture_row << '\n';
+  for (const auto& a : o.architecture_fits) {
+    std::cout << "architecture efficiency " << fixed(a.efficiency, 3) << " (" << to_string(a.precision)
+              << ") fitted on " << a.gpu << "'s " << a.row << '\n';
   }
 }
 
@@ -100,10 +100,14 @@ int run_scenarios(const PublishedOptions& opt) {
   if (!opt.dle_out.empty()) {
     const auto dle = published::dle_points(opt.data);
     fs::create_directories(opt.dle_out);
+    size_t written = 0;
     for (const auto& p : dle) {
+      if (!p.excluded.empty()) continue;
       write_file(fs::path(opt.dle_out) / (p.name + ".json"), p.scenario.dump(2) + "\n");
+      ++written;
     }
-    std::cout << "wrote " << dle.size() << " scenarios to " << opt.dle_out << '\n';
+    std::cout << "wrote " << written << " scenarios to " << opt.dle_out << " (" << dle.size() - written
+              << " rows not run: reports/published/dle.md says why)\n";
   }
   return kExitOk;
 }
@@ -121,19 +125,29 @@ published::Prediction predict_point(const published::Point& point) {
   return p;
 }
 
-// The DLE points' predictions, and their report (dle-v100.md, dle-v100-points.csv).
+Progress progress_of(const PublishedOptions& opt) {
+  if (opt.quiet) return [](const std::string&) {};
+  return [](const std::string& line) { std::cerr << line << '\n'; };
+}
+
+// The DLE points' predictions (one GPU analytic, several simulated), and their report (dle.md,
+// dle-points.csv).
 void write_dle_report(const PublishedOptions& opt) {
   const auto points = published::dle_points(opt.data);
   std::vector<published::DlePrediction> predictions;
+  const Progress progress = progress_of(opt);
   for (const auto& point : points) {
+    if (!point.excluded.empty()) continue;
     const Scenario scenario = parse_scenario(point.scenario, point.name + ".json", fs::current_path());
-    predictions.push_back(
-        {&point, placement::analytic_scenario(scenario).results.at(0).step_time_mean_s});
+    progress("dle: " + point.name);
+    predictions.push_back({&point, point.row.gpus == 1
+                                       ? placement::analytic_scenario(scenario).results.at(0).step_time_mean_s
+                                       : simulated_step(scenario)});
   }
   const std::string command = "scripts/published-report";
-  write_file(fs::path(opt.out) / "dle-v100.md", published::dle_report_markdown(predictions, command));
-  write_file(fs::path(opt.out) / "dle-v100-points.csv", published::dle_points_csv(predictions));
-  std::cout << "wrote " << opt.out << "/dle-v100.md: " << predictions.size() << " points\n";
+  write_file(fs::path(opt.out) / "dle.md", published::dle_report_markdown(points, predictions, command));
+  write_file(fs::path(opt.out) / "dle-points.csv", published::dle_points_csv(predictions));
+  std::cout << "wrote " << opt.out << "/dle.md: " << predictions.size() << " points\n";
 }
 
 std::vector<published::ProfileSummary> profile_summaries() {
@@ -142,21 +156,21 @@ std::vector<published::ProfileSummary> profile_summaries() {
     const DeviceProfile p = load_device_profile(*find_profile(name));
     if (!p.published) continue;
     const PublishedFit& f = *p.published;
+    std::string efficiencies = f.precision_efficiency.empty() ? fixed(f.architecture_efficiency, 3) : "";
+    for (const auto& [precision, e] : f.precision_efficiency) {
+      efficiencies += (efficiencies.empty() ? "" : ", ") + std::string(to_string(precision)) + " " + fixed(e, 3);
+    }
     out.push_back({p.name, f.source, f.derived_from, f.architecture_row, f.rows, f.median_error,
                    f.max_error, f.loso_median_error, f.loso_max_error, f.architecture_efficiency,
-                   f.framework_layer_overhead.value() * 1e6});
-    if (p.tensor_published) {  // the tensor-core path's fit, beside FP32's
+                   f.framework_layer_overhead.value() * 1e6, efficiencies});
+    if (p.tensor_published) {  // the tensor-core path's fit, beside FP32's (a derived GPU's: its root's)
       const PublishedFit& t = *p.tensor_published;
-      out.push_back({p.name + " tensor cores", t.source, "", "", t.rows, t.median_error, t.max_error,
-                     t.loso_median_error, t.loso_max_error, 1.0, t.framework_layer_overhead.value() * 1e6});
+      out.push_back({p.name + " tensor cores", t.source, f.derived_from, "", t.rows, t.median_error,
+                     t.max_error, t.loso_median_error, t.loso_max_error, 1.0,
+                     t.framework_layer_overhead.value() * 1e6, ""});
     }
   }
   return out;
-}
-
-Progress progress_of(const PublishedOptions& opt) {
-  if (opt.quiet) return [](const std::string&) {};
-  return [](const std::string& line) { std::cerr << line << '\n'; };
 }
 
 int run_transports(const PublishedOptions& opt) {
@@ -271,8 +285,8 @@ void add_published_command(CLI::App& app, Action& action) {
   scen->add_option("--data", opt->data, "Folder of the published data (default: the project's published/)");
   scen->add_option("--out", opt->out, "Folder to write the scenarios into")->required();
   scen->add_option("--dle-out", opt->dle_out,
-                   "Folder to write NVIDIA DeepLearningExamples' V100 ResNet-50 points into "
-                   "(scenarios/published/dle-v100)");
+                   "Folder to write NVIDIA DeepLearningExamples' ConvNets points and MLPerf's "
+                   "DGX H100 row into (scenarios/published/dle)");
   scen->callback([opt, &action] { action = [opt] { return run_scenarios(*opt); }; });
 #ifdef RALP_HAVE_SIM
   auto* report = cmd->add_subcommand("report", "Predict every published single-GPU point and write "

@@ -102,10 +102,19 @@ std::string nodes_header(const Scenario& s) {
   return text;
 }
 
-std::string sources_line(const ComputeSources& s) {
+// How a published profile derived from another was made ("" for one fitted on its own rows).
+std::string derivation(const DeviceProfile& device) {
+  if (!device.published || device.published->derived_from.empty()) return "";
+  const PublishedFit& f = *device.published;
+  const bool efficiency = f.architecture_efficiency != 1.0 || !f.precision_efficiency.empty();
+  return ", derived from " + f.derived_from + " by datasheet" +
+         (efficiency ? ", architecture efficiency fitted on published rows" : "");
+}
+
+std::string sources_line(const ComputeSources& s, const DeviceProfile& device) {
   if (s.published > 0) {
-    return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.published) +
-           " layers fitted to published kernel timings";
+    return s.profile + " (" + s.profile_source + " profile" + derivation(device) + "): " +
+           std::to_string(s.published) + " layers fitted to published kernel timings";
   }
   return s.profile + " (" + s.profile_source + " profile): " + std::to_string(s.measured) +
          " layers measured, " + std::to_string(s.fitted) + " fitted, " +
@@ -288,10 +297,10 @@ void print_table(const Scenario& scenario, const ScenarioResult& result, bool an
     std::cout << "fidelity: analytic (the closed-form step model, docs/placement.md): step times "
                  "only, cut \"auto\" at the analytic best\n";
   }
-  std::cout << "worker times: " << sources_line(result.results.front().worker_sources) << '\n';
+  std::cout << "worker times: " << sources_line(result.results.front().worker_sources, scenario.worker_device) << '\n';
   for (const auto& r : result.results) {
     if (r.ps_sources && (r.kind == StrategyKind::ralp || r.kind == StrategyKind::hybrid)) {
-      std::cout << r.label << " head times: " << sources_line(*r.ps_sources) << '\n';
+      std::cout << r.label << " head times: " << sources_line(*r.ps_sources, scenario.ps_device) << '\n';
     }
     if (const std::string line = shard_line(r, scenario); !line.empty()) std::cout << line << '\n';
     if (const std::string line = node_line(r); !line.empty()) std::cout << line << '\n';

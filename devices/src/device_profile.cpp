@@ -98,6 +98,13 @@ std::optional<PublishedFit> parse_published(ObjectReader& parent, std::string_vi
   f.loso_max_error = r.optional_number("loso_max_error", 0.0, 1e6).value_or(0.0);
   f.derived_from = r.optional_string("derived_from").value_or("");
   f.architecture_efficiency = r.optional_number("architecture_efficiency", 0.01, 10.0).value_or(1.0);
+  if (const Json* per = r.get("precision_efficiency")) {
+    ObjectReader e(*per, r.path_of("precision_efficiency"), r.file());
+    for (const Precision precision : kPrecisions) {
+      if (auto v = e.optional_number(to_string(precision), 0.01, 10.0)) f.precision_efficiency[precision] = *v;
+    }
+    e.finish();
+  }
   f.architecture_row = r.optional_string("architecture_row").value_or("");
   f.framework_layer_overhead = r.optional_seconds("framework_layer_overhead").value_or(Seconds(0.0));
   r.finish();
@@ -143,6 +150,9 @@ Json published_to_json(const PublishedFit& f) {
             {"loso_max_error", f.loso_max_error}};
   if (!f.derived_from.empty()) q["derived_from"] = f.derived_from;
   if (f.architecture_efficiency != 1.0) q["architecture_efficiency"] = f.architecture_efficiency;
+  for (const auto& [precision, e] : f.precision_efficiency) {
+    q["precision_efficiency"][std::string(to_string(precision))] = e;
+  }
   if (!f.architecture_row.empty()) q["architecture_row"] = f.architecture_row;
   q["framework_layer_overhead"] = f.framework_layer_overhead.value();
   return q;
@@ -342,6 +352,13 @@ PrecisionCheck precision_support(const DeviceProfile& profile, Precision precisi
               "halves"};
   }
   return {};
+}
+
+double architecture_efficiency(const DeviceProfile& profile, Precision precision) {
+  if (!profile.published) return 1.0;
+  const auto it = profile.published->precision_efficiency.find(precision);
+  return it != profile.published->precision_efficiency.end() ? it->second
+                                                             : profile.published->architecture_efficiency;
 }
 
 FlopsPerSecond precision_peak(const DeviceProfile& profile, Precision precision) {

@@ -129,7 +129,7 @@ Bytes streaming_bytes(const LayerKey& key, ConvPass pass, double element_bytes) 
 }  // namespace
 
 GpuShape gpu_shape(const DeviceProfile& profile, Precision precision) {
-  const double efficiency = profile.published ? profile.published->architecture_efficiency : 1.0;
+  const double efficiency = architecture_efficiency(profile, precision);
   return {precision_peak(profile, precision) * efficiency, profile.memory_bandwidth * efficiency,
           profile.multiprocessors, activation_bytes(precision), uses_tensor_cores(profile, precision),
           profile.peak_flops * efficiency};

@@ -9,6 +9,7 @@
 #include <libfccp/csv.h>
 #pragma GCC diagnostic pop
 
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
@@ -355,24 +356,80 @@ std::vector<ClusterPoint> read_cluster_points(const std::filesystem::path& file)
   return points;
 }
 
+std::string dle_profile(const std::string& gpu) {
+  // The DLE READMEs' machines: DGX-1 (V100 SXM2 16 or 32 GB), DGX-2 (V100 SXM3 32 GB), DGX A100
+  // (A100 SXM4 40 or 80 GB); GPUNet's README writes "v100-32gb" for the DGX-1's 32 GB board.
+  static const std::map<std::string, std::string> profiles = {
+      {"v100-sxm2-16gb", "v100"},      {"v100-sxm2-32gb", "v100-32gb"}, {"v100-32gb", "v100-32gb"},
+      {"v100-sxm3-32gb", "v100-sxm3"}, {"a100-sxm4-40gb", "a100-40gb"}, {"a100-sxm4-80gb", "a100-80gb"},
+      {"h100-sxm5-80gb", "h100"}};
+  const auto it = profiles.find(gpu);
+  return it == profiles.end() ? std::string() : it->second;
+}
+
+std::string dle_zoo_name(const std::string& model) {
+  if (model == "resnet50v1.5") return "resnet50";
+  std::string out;
+  for (const char c : model) {
+    out += c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+DleRow read_mlperf(const std::filesystem::path& file) {
+  Table<8> t(file, "source_commit", "round", "model", "system_dir", "gpu", "gpus_total",
+             "batch_per_gpu", "images_per_s");
+  DleRow row;
+  std::string round, system, gpus, batch, images;
+  if (!t.next(row.commit, round, row.model, system, row.gpu, gpus, batch, images)) {
+    throw InputError(file.string(), "", "expected one row");
+  }
+  row.date = "MLPerf Training " + round;
+  row.model = "resnet50v1.5";  // "resnet50v1.5 (MLPerf reference model)"
+  row.system = "DGX H100";     // system_dir dgxh100_ngc23.04_mxnet
+  row.container = "NGC 23.04 MXNet (" + system + ")";
+  row.gpus = row.gpus_per_node = t.integer(gpus, "gpus_total");
+  row.nodes = 1;
+  row.precision_name = "amp-fp16";  // float16 with FP32 master weights
+  row.precision = Precision::fp16;
+  row.batch = t.integer(batch, "batch_per_gpu");
+  row.images_per_s = t.number(images, "images_per_s");
+  row.where = t.where();
+  return row;
+}
+
 std::vector<DleRow> read_dle(const std::filesystem::path& file) {
-  Table<9> t(file, "source_commit", "commit_date", "container", "system", "gpu", "gpus_total",
-             "precision", "batch_per_gpu", "images_per_s");
+  Table<14> t(file, "source_commit", "commit_date", "model", "container", "system", "gpu",
+              "gpus_total", "gpus_per_node", "nodes", "nodes_inferred", "precision", "batch_per_gpu",
+              "images_per_s", "role");
   std::vector<DleRow> rows;
   DleRow row;
-  std::string gpus, precision, batch, images;
-  while (t.next(row.commit, row.date, row.container, row.system, row.gpu, gpus, precision, batch,
-                images)) {
-    if (precision != "fp32" && precision != "amp-fp16") {
+  std::string gpus, per_node, nodes, inferred, batch, images, role;
+  while (t.next(row.commit, row.date, row.model, row.container, row.system, row.gpu, gpus, per_node,
+                nodes, inferred, row.precision_name, batch, images, role)) {
+    const std::string& p = row.precision_name;
+    if (p != "fp32" && p != "tf32" && p != "amp-fp16" && p != "fp32-or-tf32") {
       throw InputError(file.string(), t.where(),
-                       "column precision is \"" + precision + "\", expected fp32 or amp-fp16");
+                       "column precision is \"" + p + "\", expected fp32, tf32, amp-fp16 or fp32-or-tf32");
     }
-    if (t.integer(gpus, "gpus_total") != 1) {
-      throw InputError(file.string(), t.where(), "expected a one-GPU row (gpus_total 1)");
+    if (role != "fit" && role != "check") {
+      throw InputError(file.string(), t.where(), "column role is \"" + role + "\", expected fit or check");
     }
-    row.precision = precision == "fp32" ? Precision::fp32 : Precision::fp16;
-    row.batch = t.integer(batch, "batch_per_gpu");
+    row.precision = p == "fp32"   ? std::optional(Precision::fp32)
+                    : p == "tf32" ? std::optional(Precision::tf32)
+                    : p == "amp-fp16" ? std::optional(Precision::fp16)
+                                      : std::nullopt;
+    row.gpus = t.integer(gpus, "gpus_total");
+    row.gpus_per_node = t.integer(per_node, "gpus_per_node");
+    row.nodes = t.integer(nodes, "nodes");
+    row.nodes_inferred = inferred != "no";
+    row.batch = batch.empty() ? 0 : t.integer(batch, "batch_per_gpu");
     row.images_per_s = t.number(images, "images_per_s");
+    row.fit = role == "fit";
+    if (row.gpus < 1 || row.batch < 0 || row.images_per_s <= 0) {
+      throw InputError(file.string(), t.where(),
+                       "expected at least 1 GPU, a batch of at least 1 or none, positive images/s");
+    }
     row.where = t.where();
     rows.push_back(row);
   }
@@ -410,6 +467,12 @@ Catalogue read_catalogue(const std::filesystem::path& file) {
     }
     g.architecture = r.string("architecture");
     g.derive_from = r.optional_string("derive_from").value_or("");
+    if (const Json* aliases = r.get("aliases")) {
+      for (const Json& alias : *aliases) {
+        if (!aliases->is_array() || !alias.is_string()) r.fail("aliases", "is not an array of names");
+        g.aliases.push_back(alias.get<std::string>());
+      }
+    }
     g.source = r.string("source");
     r.finish();
     c.gpus.push_back(std::move(g));
@@ -423,15 +486,28 @@ Catalogue read_catalogue(const std::filesystem::path& file) {
     c.derivation_checks.emplace_back(r.string("derive"), r.string("from"));
     r.finish();
   }
-  ObjectReader a(root.require("architecture_row", "the row an architecture efficiency is fitted on"),
-                 "/architecture_row", name);
-  c.architecture_gpu = a.string("gpu");
-  a.string("file");
-  c.architecture_system = a.string("system");
-  c.architecture_model = a.string("model");
-  c.architecture_batch = a.integer("batch_per_gpu", 1, 1 << 20);
-  a.integer("gpus", 1, 1);
-  a.finish();
+  const Json& arch = root.require("architecture_rows", "an array of the rows architecture efficiencies are fitted on");
+  if (!arch.is_array()) {
+    root.fail("architecture_rows", "is " + describe_json(arch) + ", expected an array of {gpu, file, ...}");
+  }
+  for (size_t i = 0; i < arch.size(); ++i) {
+    ObjectReader a(arch[i], json_path("/architecture_rows", i), name);
+    ArchitectureRows rows;
+    rows.gpu = a.string("gpu");
+    rows.file = a.string("file");
+    if (rows.file == "tf-cnn-benchmarks-2017.csv") {
+      rows.system = a.string("system");
+      rows.model = a.string("model");
+      rows.batch = a.integer("batch_per_gpu", 1, 1 << 20);
+      a.integer("gpus", 1, 1);
+    } else if (rows.file == "dle-pytorch-convnets.csv") {
+      if (a.string("role") != "fit") a.fail("role", "is not \"fit\", expected \"fit\"");
+    } else {
+      a.fail("file", "is \"" + rows.file + "\", expected tf-cnn-benchmarks-2017.csv or dle-pytorch-convnets.csv");
+    }
+    a.finish();
+    c.architecture_rows.push_back(rows);
+  }
   root.finish();
   return c;
 }

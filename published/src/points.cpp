@@ -5,8 +5,10 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
 
+#include "ralp/model/model_zoo.hpp"
 #include "ralp/published/fit.hpp"
 
 namespace ralp::published {
@@ -69,6 +71,67 @@ std::string ms(double seconds) {
   return out.str();
 }
 
+
+// The GPUs' fabric inside each machine. NVSwitch (DGX-2, DGX A100, DGX H100) runs as the kind
+// kSwitchFabric: "nvlink" until node_interconnect has a switch kind of its own, then that kind.
+constexpr const char* kSwitchFabric = "nvlink";
+Json machine_interconnect(const std::string& system) {
+  // NVIDIA DGX-1 with Tesla V100 System Architecture white paper WP-08437-002 (2017): 6 NVLinks
+  // of 25 GB/s per direction each (as scenarios/modern/vgg16-dgx1-v100-4x8.json).
+  if (system == "DGX-1") return {{"kind", "nvlink"}, {"bandwidth", "150GBps"}, {"latency", "1us"}};
+  // NVIDIA DGX-2 datasheet (2018): each V100's 6 NVLinks of 25 GB/s per direction to NVSwitch.
+  if (system == "DGX-2") return {{"kind", kSwitchFabric}, {"bandwidth", "150GBps"}, {"latency", "1us"}};
+  // NVIDIA DGX A100 datasheet (2020): 600 GB/s per GPU both ways (as scenarios/modern/).
+  if (system == "DGX A100") return {{"kind", kSwitchFabric}, {"bandwidth", "300GBps"}, {"latency", "1us"}};
+  // NVIDIA DGX H100 datasheet (2022): 900 GB/s per GPU both ways (18 NVLink 4 links).
+  if (system == "DGX H100") return {{"kind", kSwitchFabric}, {"bandwidth", "450GBps"}, {"latency", "1us"}};
+  return nullptr;
+}
+
+// Why a DLE row is no scenario, or "" for a point.
+std::string dle_exclusion(const DlePoint& p) {
+  const DleRow& r = p.row;
+  if (!zoo_model(p.zoo_model)) return "model not in the zoo (" + p.zoo_model + ")";
+  if (r.batch == 0) return "no batch given";
+  if (!r.precision) return "precision not stated (" + r.precision_name + ")";
+  if (r.nodes > 1) {
+    return std::to_string(r.nodes) + " machines" + (r.nodes_inferred ? " (inferred)" : "") +
+           ": the network between them is not described";
+  }
+  if (p.profile.empty()) return "no profile for GPU " + r.gpu;
+  if (r.gpus > 1 && machine_interconnect(r.system).is_null()) return "machine " + r.system + " not described";
+  return "";
+}
+
+Json dle_scenario(const DlePoint& p) {
+  const DleRow& r = p.row;
+  Json cluster = {{"workers", r.gpus},
+                  {"worker_device", p.profile},
+                  {"parameter_servers", 0},
+                  {"platform", {{"kind", "star"}, {"nic_bandwidth", "10Gbps"}, {"latency", "50us"}}}};
+  if (r.gpus > 1) {
+    cluster["devices_per_node"] = r.gpus;
+    cluster["node_interconnect"] = machine_interconnect(r.system);
+  }
+  std::ostringstream source;
+  source << (p.mlperf ? "mlcommons/training_results_v3.0" : "NVIDIA/DeepLearningExamples") << " at "
+         << r.commit.substr(0, 8) << ", " << r.system << ", " << r.gpu << ": " << r.images_per_s
+         << " images/s published (" << r.where << ")";
+  return {{"name", p.name},
+          {"source", source.str()},
+          {"model", p.zoo_model},
+          {"batch_per_worker", r.batch},
+          {"precision", std::string(to_string(*r.precision))},
+          {"cluster", cluster},
+          {"network_model", "ideal"},
+          // One GPU all-reduces nothing: no transport (the analytic model predicts it).
+          {"strategies", r.gpus > 1 ? Json::array({{{"name", "allreduce"}, {"algorithm", "ring"}, {"transport", "nccl"}}})
+                                    : Json::array({"allreduce"})},
+          {"steps", r.gpus > 1 ? 2 : 1},
+          {"warmup_steps", r.gpus > 1 ? 1 : 0},
+          {"seed", 1}};
+}
+
 }  // namespace
 
 std::vector<Point> single_gpu_points(const std::filesystem::path& dir) {
@@ -98,27 +161,31 @@ std::vector<Point> single_gpu_points(const std::filesystem::path& dir) {
 }
 
 std::vector<DlePoint> dle_points(const std::filesystem::path& dir) {
+  std::vector<DleRow> rows = read_dle(dir / "dle-pytorch-convnets.csv");
+  const size_t dle_rows = rows.size();
+  rows.push_back(read_mlperf(dir / "mlperf-h100-declared.csv"));
   std::vector<DlePoint> points;
-  for (const DleRow& row : read_dle(dir / "dle-pytorch-rn50-v100.csv")) {
+  std::set<std::string> names;
+  for (size_t i = 0; i < rows.size(); ++i) {
     DlePoint p;
-    p.row = row;
-    p.target = row.commit.starts_with(kDleTargetCommit);
-    const std::string precision(row.precision == Precision::fp32 ? "fp32" : "amp");
-    p.name = slug("dle " + row.commit.substr(0, 8) + " " + row.gpu + " rn50 " + precision + " b" +
-                  std::to_string(row.batch));
-    p.scenario = {{"name", p.name},
-                  {"model", "resnet50"},
-                  {"batch_per_worker", row.batch},
-                  {"precision", std::string(to_string(row.precision))},
-                  {"cluster", {{"workers", 1},
-                               {"worker_device", "v100"},
-                               {"parameter_servers", 0},
-                               {"platform", {{"kind", "star"}, {"nic_bandwidth", "10Gbps"}, {"latency", "50us"}}}}},
-                  {"network_model", "ideal"},
-                  {"strategies", Json::array({"allreduce"})},
-                  {"steps", 1},
-                  {"warmup_steps", 0},
-                  {"seed", 1}};
+    p.row = rows[i];
+    p.mlperf = i >= dle_rows;
+    p.target = !p.mlperf && p.row.commit.starts_with(kDleTargetCommit);
+    p.zoo_model = dle_zoo_name(p.row.model);
+    p.profile = dle_profile(p.row.gpu);
+    p.excluded = dle_exclusion(p);
+    if (p.excluded.empty()) {
+      p.name = slug((p.mlperf ? "mlperf " : "dle ") + p.row.commit.substr(0, 8) + " " + p.row.model +
+                    " " + p.profile + " " + std::to_string(p.row.gpus) + "gpu " + p.row.precision_name +
+                    " b" + std::to_string(p.row.batch));
+      // The ConvNets summary README repeats its models' own READMEs' rows: the first is the point.
+      if (!names.insert(p.name).second) p.excluded = "the same row as " + p.name + " (another README)";
+    }
+    if (p.excluded.empty()) {
+      p.scenario = dle_scenario(p);
+    } else {
+      p.name.clear();
+    }
     points.push_back(std::move(p));
   }
   return points;

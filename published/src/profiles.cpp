@@ -125,11 +125,6 @@ Seconds fit_framework(const std::vector<WholeNetworkRow>& rows, const DeviceProf
   return Seconds(den > 0.0 ? std::max(0.0, num / den) : 0.0);
 }
 
-DeviceProfile with_architecture_efficiency(DeviceProfile p, double efficiency) {
-  p.published->architecture_efficiency = efficiency;
-  return p;
-}
-
 // The tensor-core fit of every GPU with tensor-core rows, on its rows in the precision its
 // datasheet lists a tensor peak for (V100: FP16). The path runs no fused Winograd and no FFT:
 // their efficiencies are held at the FP32 fit's, unused.
@@ -150,6 +145,146 @@ void fit_tensor_paths(const Catalogue& catalogue, const std::vector<KernelRow>& 
     GpuFit fit = fit_gpu(spec.name, rows, spec.shape(Precision::fp16), tensor, Precision::fp16);
     fit.gpu = spec.name + " fp16";
     out.tensor_fits.push_back(std::move(fit));
+  }
+}
+
+
+// The GPU with kernel rows a GPU's parameters come from: itself, or the end of its derive_from
+// chain.
+const GpuSpec& fitted_root(const Catalogue& catalogue, const GpuSpec& spec) {
+  const GpuSpec* s = &spec;
+  for (size_t hops = 0; !s->derive_from.empty(); ++hops) {
+    if (hops > catalogue.gpus.size()) {
+      throw InputError("gpus.json", "/gpus", "derive_from of " + spec.name + " runs in a circle");
+    }
+    s = &catalogue.gpu(s->derive_from);
+  }
+  return *s;
+}
+
+// Whether `spec` is of `architecture` or derived (through any chain) from a GPU that is.
+bool takes_architecture(const Catalogue& catalogue, const GpuSpec& spec, const std::string& architecture) {
+  for (const GpuSpec* s = &spec;; s = &catalogue.gpu(s->derive_from)) {
+    if (s->architecture == architecture) return true;
+    if (s->derive_from.empty()) return false;
+  }
+}
+
+// One architecture row to fit: the zoo model, batch, precision and published step.
+struct ArchitectureTarget {
+  std::string model;
+  int64_t batch = 0;
+  Precision precision = Precision::fp32;
+  double step = 0;  // seconds
+  std::string text;
+};
+
+std::vector<ArchitectureTarget> architecture_targets(const std::filesystem::path& dir,
+                                                     const ArchitectureRows& a) {
+  std::vector<ArchitectureTarget> targets;
+  if (a.file == "tf-cnn-benchmarks-2017.csv") {
+    for (const ThroughputRow& row : read_tf_cnn_benchmarks(dir / a.file)) {
+      if (row.gpu != a.gpu || row.system != a.system || row.model != a.model || row.batch != a.batch ||
+          row.gpus != 1) {
+        continue;
+      }
+      targets.push_back({zoo_name(row.model), row.batch, Precision::fp32,
+                         static_cast<double>(row.batch) / row.images_per_s,
+                         row.where + " (" + row.system + ", " + row.model + ", batch " +
+                             std::to_string(row.batch) + ", 1 GPU, " + figure(row.images_per_s) +
+                             " images/s)"});
+    }
+    return targets;
+  }
+  for (const DleRow& row : read_dle(dir / a.file)) {
+    if (!row.fit) continue;
+    if (dle_profile(row.gpu) != a.gpu || row.gpus != 1 || !row.precision || row.batch < 1) {
+      throw InputError((dir / a.file).string(), row.where,
+                       "a fit row must run one " + a.gpu + " in fp32, tf32 or amp-fp16 with its batch");
+    }
+    targets.push_back({dle_zoo_name(row.model), row.batch, *row.precision,
+                       static_cast<double>(row.batch) / row.images_per_s,
+                       row.where + " (" + row.system + ", " + row.model + ", " + row.precision_name +
+                           ", batch " + std::to_string(row.batch) + ", 1 GPU, " +
+                           figure(row.images_per_s) + " images/s)"});
+  }
+  return targets;
+}
+
+// The factor on `profile`'s rates in `precision` whose one-GPU step is `t`'s, by bisection.
+double fit_efficiency(const DeviceProfile& profile, const ArchitectureTarget& t) {
+  double low = 0.05, high = 2.0;
+  for (int i = 0; i < kBisections; ++i) {
+    const double mid = 0.5 * (low + high);
+    DeviceProfile p = profile;
+    p.published->architecture_efficiency = mid;
+    p.published->precision_efficiency[t.precision] = mid;
+    (single_gpu_step(t.model, t.batch, p, t.precision).value() > t.step ? low : high) = mid;
+  }
+  return std::stod(figure(0.5 * (low + high)));
+}
+
+// Each row's efficiency, fitted on `a.gpu`'s profile, set on every profile of its architecture
+// or derived from one: an FP32 row's as the architecture's factor, another precision's as that
+// precision's (BF16 takes FP16's: the same tensor cores at the same datasheet rate).
+void fit_architecture(const std::filesystem::path& dir, const Catalogue& catalogue,
+                      const ArchitectureRows& a, FitOutcome& out) {
+  auto own = std::find_if(out.profiles.begin(), out.profiles.end(),
+                          [&](const DeviceProfile& p) { return p.name == a.gpu; });
+  if (own == out.profiles.end()) throw InputError("gpus.json", "/architecture_rows", a.gpu + " is not a GPU");
+  const std::string architecture = catalogue.gpu(a.gpu).architecture;
+  const DeviceProfile fitted_on = *own;
+  for (const ArchitectureTarget& t : architecture_targets(dir, a)) {
+    const double efficiency = fit_efficiency(fitted_on, t);
+    out.architecture_fits.push_back({a.gpu, t.precision, efficiency, t.text});
+    for (DeviceProfile& p : out.profiles) {
+      if (!takes_architecture(catalogue, catalogue.gpu(p.name), architecture)) continue;
+      PublishedFit& f = *p.published;
+      if (t.precision == Precision::fp32) {
+        f.architecture_efficiency = efficiency;
+      } else {
+        f.precision_efficiency[t.precision] = efficiency;
+        if (t.precision == Precision::fp16) f.precision_efficiency[Precision::bf16] = efficiency;
+      }
+      f.architecture_row += (f.architecture_row.empty() ? "" : "; ") + t.text;
+    }
+  }
+}
+
+// How a profile was made, for simulate's times line and the profile's readers.
+std::string origin_of(const Catalogue& catalogue, const GpuSpec& spec, const DeviceProfile& p) {
+  const GpuSpec& root = fitted_root(catalogue, spec);
+  std::string text = "GPU kernel model fitted to published kernel timings";
+  if (root.name != spec.name) {
+    text += " of " + root.name + " (derived" +
+            (spec.derive_from != root.name ? " through " + spec.derive_from : std::string()) +
+            "), with this GPU's datasheet figures";
+  }
+  const PublishedFit& f = *p.published;
+  if (!f.architecture_row.empty()) {
+    text += "; architecture efficiency";
+    if (f.precision_efficiency.empty() || f.architecture_efficiency != 1.0) {
+      text += " " + figure(f.architecture_efficiency);
+    }
+    for (const auto& [precision, e] : f.precision_efficiency) {
+      text += " " + std::string(to_string(precision)) + " " + figure(e);
+    }
+    text += " fitted on " + f.architecture_row;
+  }
+  return text + "; datasheet: " + spec.source +
+         (spec.precision_source.empty() ? std::string() : "; " + spec.precision_source);
+}
+
+// A copy of each profile under each of its aliases ("a100": the a100-40gb profile).
+void add_aliases(const Catalogue& catalogue, FitOutcome& out) {
+  const size_t n = out.profiles.size();
+  for (size_t i = 0; i < n; ++i) {
+    for (const std::string& alias : catalogue.gpu(out.profiles[i].name).aliases) {
+      DeviceProfile copy = out.profiles[i];
+      copy.origin = "alias of " + copy.name + ": " + copy.origin;
+      copy.name = alias;
+      out.profiles.push_back(std::move(copy));
+    }
   }
 }
 
@@ -190,41 +325,22 @@ FitOutcome fit_all(const std::filesystem::path& dir, const FitOptions& options) 
   out.framework_layer_overhead =
       fit_framework(read_convnet_networks(dir / "convnet-benchmarks-titanx-maxwell.csv"), base,
                     out.framework_rows);
+  // A derived GPU takes its fitted root's parameters (through any chain of derive_from).
   for (const GpuSpec& spec : catalogue.gpus) {
-    const GpuFit& source = *fitted.at(spec.derive_from.empty() ? spec.name : spec.derive_from);
+    const GpuSpec& root = fitted_root(catalogue, spec);
+    const GpuFit& source = *fitted.at(root.name);
     PublishedFit fit{kSource, static_cast<int64_t>(source.rows.size()), source.median, source.max,
                      source.loso_median, source.loso_max, spec.derive_from, 1.0, "",
                      out.framework_layer_overhead};
     TensorFit tensor{nullptr, out.framework_layer_overhead};
     for (const GpuFit& t : out.tensor_fits) {
-      if (spec.derive_from.empty() && t.gpu.substr(0, t.gpu.find(' ')) == spec.name) tensor.fit = &t;
+      if (t.gpu.substr(0, t.gpu.find(' ')) == root.name && !spec.precision_peaks.empty()) tensor.fit = &t;
     }
     out.profiles.push_back(make_profile(spec, source.params, std::move(fit), tensor));
   }
-  // The one architecture efficiency (a GPU with no kernel rows of its architecture).
-  for (const ThroughputRow& row : read_tf_cnn_benchmarks(dir / "tf-cnn-benchmarks-2017.csv")) {
-    if (row.gpu != catalogue.architecture_gpu || row.system != catalogue.architecture_system ||
-        row.model != catalogue.architecture_model || row.batch != catalogue.architecture_batch ||
-        row.gpus != 1) {
-      continue;
-    }
-    auto profile = std::find_if(out.profiles.begin(), out.profiles.end(),
-                                [&](const DeviceProfile& p) { return p.name == row.gpu; });
-    const double target = static_cast<double>(row.batch) / row.images_per_s;
-    const std::string model = zoo_name(row.model);
-    double low = 0.05, high = 2.0;
-    for (int i = 0; i < kBisections; ++i) {
-      const double mid = 0.5 * (low + high);
-      const double step = single_gpu_step(model, row.batch, with_architecture_efficiency(*profile, mid)).value();
-      (step > target ? low : high) = mid;
-    }
-    out.architecture_efficiency = 0.5 * (low + high);
-    out.architecture_row = row.where + " (" + row.system + ", " + row.model + ", batch " +
-                           std::to_string(row.batch) + ", 1 GPU, " + figure(row.images_per_s) +
-                           " images/s)";
-    profile->published->architecture_efficiency = std::stod(figure(out.architecture_efficiency));
-    profile->published->architecture_row = out.architecture_row;
-  }
+  for (const ArchitectureRows& a : catalogue.architecture_rows) fit_architecture(dir, catalogue, a, out);
+  for (DeviceProfile& p : out.profiles) p.origin = origin_of(catalogue, catalogue.gpu(p.name), p);
+  add_aliases(catalogue, out);
   return out;
 }
 

@@ -24,12 +24,13 @@ TEST(DeviceProfile, ShippedProfilesLoadAndRoundTrip) {
 }
 
 TEST(DeviceProfile, DatasheetFigures) {
+  // a100 is the published a100-40gb profile: its datasheet figures with fitted efficiencies.
   const DeviceProfile p = load_device_profile(*find_profile("a100"));
-  EXPECT_EQ(p.source, ProfileSource::datasheet);
-  EXPECT_DOUBLE_EQ(p.peak_flops.value(), 19.5e12);
+  EXPECT_EQ(p.source, ProfileSource::published);
+  EXPECT_DOUBLE_EQ(p.peak_flops.value(), 6912.0 * 2 * 1410e6);  // cores x 2 x boost clock
   EXPECT_DOUBLE_EQ(p.memory_bandwidth.value(), 1555e9);
-  // Defaults: summing gradients moves 3 arrays per gradient byte at 75% of 1,555 GB/s.
-  EXPECT_DOUBLE_EQ(p.gradient_sum_rate.value(), 1555e9 * 0.75 / 3);
+  // Defaults: summing gradients moves 3 arrays per gradient byte at the memory efficiency.
+  EXPECT_DOUBLE_EQ(p.gradient_sum_rate.value(), 1555e9 * p.memory_efficiency / 3);
 }
 
 TEST(DeviceProfile, PrecisionPeaksAndMemoryCapacity) {
@@ -37,7 +38,7 @@ TEST(DeviceProfile, PrecisionPeaksAndMemoryCapacity) {
   EXPECT_DOUBLE_EQ(a100.memory_capacity->value(), 40e9);
   EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::tf32).value(), 156e12);
   EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::bf16).value(), 312e12);
-  EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::fp32).value(), 19.5e12);
+  EXPECT_DOUBLE_EQ(precision_peak(a100, Precision::fp32).value(), 6912.0 * 2 * 1410e6);
   for (const Precision p : kPrecisions) {
     EXPECT_EQ(precision_support(a100, p).support, PrecisionSupport::native) << to_string(p);
   }
@@ -47,7 +48,7 @@ TEST(DeviceProfile, PrecisionPeaksAndMemoryCapacity) {
   EXPECT_EQ(precision_support(old, Precision::tf32).support, PrecisionSupport::unsupported);
   EXPECT_EQ(precision_support(old, Precision::bf16).support, PrecisionSupport::unsupported);
   EXPECT_EQ(precision_support(old, Precision::fp16).support, PrecisionSupport::slow);
-  EXPECT_DOUBLE_EQ(precision_peak(old, Precision::fp16).value(), 19.5e12);
+  EXPECT_DOUBLE_EQ(precision_peak(old, Precision::fp16).value(), 6912.0 * 2 * 1410e6);
   // A CPU: BF16 only where listed or measured, never FP16 or TF32.
   DeviceProfile cpu = load_device_profile(*find_profile("cpu-core"));
   EXPECT_EQ(precision_support(cpu, Precision::bf16).support, PrecisionSupport::unsupported);

@@ -3,6 +3,7 @@
 // outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -246,20 +247,92 @@ TEST(PublishedPoints, EverySingleGpuPointIsAScenarioThatParses) {
   EXPECT_EQ(dgx_resnet->zoo_model, "resnet50_tf");
 }
 
-TEST(PublishedPoints, EveryDleRowIsAScenarioInItsPrecision) {
+TEST(PublishedPoints, EveryDleRowIsAScenarioOrSaysWhyNot) {
   const auto points = dle_points(kData);
-  EXPECT_EQ(points.size(), 20u);
-  int targets = 0;
+  EXPECT_EQ(points.size(), read_dle(kData / "dle-pytorch-convnets.csv").size() + 1);  // + MLPerf's
+  int targets = 0, fits = 0, eight = 0;
   for (const DlePoint& p : points) {
+    if (!p.excluded.empty()) {
+      EXPECT_TRUE(p.name.empty()) << p.row.where;
+      continue;
+    }
     const Scenario s = parse_scenario(p.scenario, p.name + ".json", kData);
-    EXPECT_EQ(s.model_ref, "resnet50") << p.name;  // torchvision's v1.5
-    EXPECT_EQ(s.precision, p.row.precision) << p.name;
-    EXPECT_EQ(s.worker_device.name, "v100");
-    EXPECT_TRUE(std::filesystem::exists(RALP_SOURCE_DIR "/scenarios/published/dle-v100/" + p.name + ".json"))
+    EXPECT_EQ(s.model_ref, p.zoo_model) << p.name;
+    EXPECT_EQ(s.precision, *p.row.precision) << p.name;
+    EXPECT_EQ(s.worker_device.name, p.profile) << p.name;
+    EXPECT_EQ(s.workers, p.row.gpus) << p.name;
+    EXPECT_TRUE(std::filesystem::exists(RALP_SOURCE_DIR "/scenarios/published/dle/" + p.name + ".json"))
         << p.name << ": run scripts/published-report";
     targets += p.target;
+    fits += p.row.fit;
+    eight += p.target && p.row.gpus == 8;
   }
-  EXPECT_EQ(targets, 4);  // revision 7bdfc81d: 16 GB and 32 GB, FP32 and AMP
+  EXPECT_EQ(fits, 2);  // DGX A100 80 GB, ResNet-50 v1.5, 1 GPU, TF32 and AMP
+  EXPECT_GE(targets, 10);
+  EXPECT_GE(eight, 4);
+  // ResNet-50 v1.5 is the zoo's resnet50; a model the zoo lacks says so.
+  const auto gpunet = std::find_if(points.begin(), points.end(),
+                                   [](const DlePoint& p) { return p.row.model.starts_with("GPUNet"); });
+  ASSERT_NE(gpunet, points.end());
+  EXPECT_EQ(gpunet->excluded.rfind("model not in the zoo", 0), 0u) << gpunet->excluded;
+  EXPECT_EQ(dle_zoo_name("resnet50v1.5"), "resnet50");
+  EXPECT_EQ(dle_zoo_name("se-resnext101-32x4d"), "se_resnext101_32x4d");
+}
+
+// The A100 80 GB is the A100 40 GB with its own datasheet figures: the same kernel parameters,
+// framework cost and efficiencies.
+TEST(PublishedProfiles, DerivedByDatasheetDifferOnlyInTheirFigures) {
+  const DeviceProfile a40 = load_device_profile(*find_profile("a100-40gb"));
+  const DeviceProfile a80 = load_device_profile(*find_profile("a100-80gb"));
+  EXPECT_EQ(a80.kernel_model, a40.kernel_model);
+  EXPECT_EQ(a80.tensor_kernel_model, a40.tensor_kernel_model);
+  EXPECT_EQ(a80.published->precision_efficiency, a40.published->precision_efficiency);
+  EXPECT_EQ(a80.published->framework_layer_overhead, a40.published->framework_layer_overhead);
+  EXPECT_DOUBLE_EQ(a80.memory_bandwidth.value(), 2039e9);
+  EXPECT_DOUBLE_EQ(a40.memory_bandwidth.value(), 1555e9);
+  EXPECT_DOUBLE_EQ(a80.peak_flops.value(), a40.peak_flops.value());
+  EXPECT_EQ(a80.published->derived_from, "a100-40gb");
+  // Both A100 efficiencies fitted; FP32 (no row) keeps the V100's parameters at factor 1.
+  EXPECT_TRUE(a40.published->precision_efficiency.contains(Precision::tf32));
+  EXPECT_TRUE(a40.published->precision_efficiency.contains(Precision::fp16));
+  EXPECT_DOUBLE_EQ(architecture_efficiency(a40, Precision::fp32), 1.0);
+  EXPECT_DOUBLE_EQ(architecture_efficiency(a40, Precision::bf16), architecture_efficiency(a40, Precision::fp16));
+  // Hopper takes Ampere's efficiencies; the V100s take none.
+  const DeviceProfile h100 = load_device_profile(*find_profile("h100"));
+  EXPECT_EQ(h100.published->precision_efficiency, a40.published->precision_efficiency);
+  EXPECT_EQ(h100.kernel_model, a40.kernel_model);
+  const DeviceProfile v32 = load_device_profile(*find_profile("v100-32gb"));
+  EXPECT_TRUE(v32.published->precision_efficiency.empty());
+  EXPECT_EQ(v32.tensor_kernel_model, load_device_profile(*find_profile("v100")).tensor_kernel_model);
+  for (const DeviceProfile* p : {&a40, &a80, &h100, &v32}) {
+    EXPECT_NE(p->origin.find("fitted to published kernel timings of v100"), std::string::npos) << p->name;
+  }
+  EXPECT_NE(a80.origin.find("dle-pytorch-convnets.csv"), std::string::npos) << a80.origin;
+}
+
+TEST(PublishedProfiles, A100IsTheA10040GbUnderItsOldName) {
+  DeviceProfile alias = load_device_profile(*find_profile("a100"));
+  const DeviceProfile a40 = load_device_profile(*find_profile("a100-40gb"));
+  EXPECT_EQ(alias.name, "a100");
+  EXPECT_EQ(alias.origin, "alias of a100-40gb: " + a40.origin);
+  alias.name = a40.name;
+  alias.origin = a40.origin;
+  EXPECT_EQ(alias, a40);
+}
+
+// The two fit rows' steps on the committed a100-80gb profile: their residual is zero by
+// construction, up to the efficiency's four significant figures (0.1%).
+TEST(PublishedProfiles, TheA100EfficienciesReproduceTheirFitRows) {
+  const DeviceProfile a80 = load_device_profile(*find_profile("a100-80gb"));
+  int rows = 0;
+  for (const DleRow& row : read_dle(kData / "dle-pytorch-convnets.csv")) {
+    if (!row.fit) continue;
+    ++rows;
+    const double published = static_cast<double>(row.batch) / row.images_per_s;
+    const double predicted = single_gpu_step(dle_zoo_name(row.model), row.batch, a80, *row.precision).value();
+    EXPECT_NEAR(predicted / published, 1.0, 1e-3) << row.where;
+  }
+  EXPECT_EQ(rows, 2);
 }
 
 TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
@@ -303,7 +376,7 @@ TEST(PublishedReport, IsCompleteAndWhatIsCommitted) {
   const auto run = run_command(ralp_binary() + " published report --quiet --out " + dir.path.string());
   ASSERT_EQ(run.status, 0) << run.err;
   for (const char* file : {"README.md", "points.csv", "multi-gpu.md", "multi-gpu-points.csv",
-                           "dle-v100.md", "dle-v100-points.csv"}) {
+                           "dle.md", "dle-points.csv"}) {
     EXPECT_EQ(testing::read_file(dir / file), testing::read_file(kReport / file))
         << file << " differs from the committed report: run scripts/published-report";
   }
@@ -365,6 +438,22 @@ TEST(PublishedProvenance, SimulateSaysFittedToPublishedKernelTimings) {
   EXPECT_NE(dump.find("\"profile_source\":\"published\""), std::string::npos);
   EXPECT_NE(dump.find("fitted to published kernel timings"), std::string::npos);
   EXPECT_EQ(dump.find("\"published_layers\":0"), std::string::npos);
+}
+
+// A derived profile's times line says how it was made.
+TEST(PublishedProvenance, SimulateSaysADerivedProfileIsDerived) {
+  TempDir dir("published-derived");
+  std::ofstream(dir / "one.json") << R"({"name": "one", "model": "resnet50", "batch_per_worker": 32,
+    "precision": "tf32",
+    "cluster": {"workers": 1, "parameter_servers": 0, "worker_device": "a100-80gb",
+                "platform": {"kind": "star", "nic_bandwidth": "10Gbps"}},
+    "strategies": ["allreduce"], "steps": 1, "warmup_steps": 0})";
+  const auto text = run_command(ralp_binary() + " simulate " + (dir / "one.json") + " --fidelity analytic");
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("a100-80gb (published profile, derived from a100-40gb by datasheet, "
+                          "architecture efficiency fitted on published rows): "),
+            std::string::npos)
+      << text.out;
 }
 
 }  // namespace

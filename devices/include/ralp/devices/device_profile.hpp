@@ -95,8 +95,11 @@ struct PublishedFit {
   double loso_max_error = 0;
   std::string derived_from;             // the fitted profile whose parameters this one takes
   double architecture_efficiency = 1;   // derived only: one factor on every compute rate
-  std::string architecture_row;         // the one published row that factor was fitted on
+  std::string architecture_row;         // the published rows those factors were fitted on
   Seconds framework_layer_overhead;     // per layer and pass, fitted on whole-network rows
+  // Derived only: the factor of a precision whose rows fitted their own (A100: TF32, FP16),
+  // in place of architecture_efficiency for that precision.
+  std::map<Precision, double> precision_efficiency;
   friend bool operator==(const PublishedFit&, const PublishedFit&) = default;
 };
 
@@ -167,6 +170,9 @@ struct PrecisionCheck {
 PrecisionCheck precision_support(const DeviceProfile& profile, Precision precision);
 // The peak rate of a precision's products: precision_peaks' entry, else peak_flops.
 FlopsPerSecond precision_peak(const DeviceProfile& profile, Precision precision);
+// The factor a published profile's compute and memory rates take in `precision`: that
+// precision's own fitted one, else the architecture's (1 for a profile fitted on its own rows).
+double architecture_efficiency(const DeviceProfile& profile, Precision precision);
 
 // Parses a profile object (a whole profile file, or an inline "worker_device" object in a
 // scenario). Throws InputError naming `file` and the JSON path under `path`.

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct GpuSpec {
   std::map<Precision, FlopsPerSecond> precision_peaks;
   std::string precision_source;
   std::string derive_from;  // empty: fitted to its own rows
+  std::vector<std::string> aliases;  // other names its profile is written under ("a100")
   [[nodiscard]] FlopsPerSecond peak() const { return FlopsPerSecond(cores * 2.0 * boost_mhz * 1e6); }
   [[nodiscard]] GpuShape shape() const { return {peak(), memory_bandwidth, multiprocessors}; }
   // The device as the tensor-core kernels of `precision` see it (its peak, 2-byte operands for
@@ -64,11 +66,18 @@ struct GpuSpec {
   }
 };
 
+// The published rows an architecture efficiency is fitted on: a tf_cnn_benchmarks row (file
+// tf-cnn-benchmarks-2017.csv, picked by system, model and batch) or the DLE rows whose role is
+// "fit" (file dle-pytorch-convnets.csv), all run on the profile `gpu`.
+struct ArchitectureRows {
+  std::string gpu, file, system, model;
+  int64_t batch = 0;
+};
+
 struct Catalogue {
   std::vector<GpuSpec> gpus;
   std::vector<std::pair<std::string, std::string>> derivation_checks;  // (derive, from)
-  std::string architecture_gpu, architecture_system, architecture_model;
-  int64_t architecture_batch = 0;
+  std::vector<ArchitectureRows> architecture_rows;
   [[nodiscard]] const GpuSpec& gpu(const std::string& name) const;
 };
 
@@ -85,19 +94,36 @@ struct ThroughputRow {
   std::string where;
 };
 
-// One single-GPU ResNet-50 v1.5 training row of NVIDIA DeepLearningExamples' PyTorch ConvNets
-// READMEs (checking data, published/dle-pytorch-rn50-v100.csv): one V100 of a DGX-1 or DGX-2.
+// One training row of NVIDIA DeepLearningExamples' PyTorch ConvNets READMEs (checking data but
+// for its two "fit" rows, published/dle-pytorch-convnets.csv): a model on 1 to 64 GPUs of DGX-1,
+// DGX-2 or DGX A100 machines.
 struct DleRow {
   std::string commit;     // the README revision (source_commit)
   std::string date;       // its commit date
+  std::string model;      // the README's name ("resnet50v1.5", "se-resnext101-32x4d")
   std::string system;     // "DGX-1"
   std::string gpu;        // "v100-sxm2-16gb"
   std::string container;  // as the README states it
-  Precision precision = Precision::fp32;  // fp32, or fp16 for the "amp-fp16" rows
-  int64_t batch = 0;
-  double images_per_s = 0;
+  int64_t gpus = 0, gpus_per_node = 0, nodes = 0;
+  bool nodes_inferred = false;  // node count = GPUs / 8, the network not described
+  std::string precision_name;   // as the file writes it: fp32, tf32, amp-fp16, fp32-or-tf32
+  std::optional<Precision> precision;  // fp32, tf32, fp16 ("amp-fp16"); absent where ambiguous
+  int64_t batch = 0;            // per GPU; 0 where the source gives none
+  double images_per_s = 0;      // total over all GPUs
+  bool fit = false;             // role "fit": fits the A100's architecture efficiencies
   std::string where;
 };
+
+// The profile a DLE row's GPU runs on ("v100-sxm2-32gb": "v100-32gb"), or "" for a GPU the
+// catalogue does not name.
+std::string dle_profile(const std::string& gpu);
+// The zoo's name for a DLE README's model ("resnet50v1.5": "resnet50", torchvision's v1.5;
+// "se-resnext101-32x4d": "se_resnext101_32x4d"); whether the zoo has it is for the caller to ask.
+std::string dle_zoo_name(const std::string& model);
+
+// MLPerf Training v3.0's declared DGX H100 ResNet-50 row (mlperf-h100-declared.csv) as a DLE row:
+// 8 GPUs of one machine, float16, its batch per GPU and images/s.
+DleRow read_mlperf(const std::filesystem::path& file);
 
 // Each reader throws InputError naming the file, line and column on a malformed row.
 std::vector<KernelRow> read_deepbench_conv(const std::filesystem::path& file);
@@ -107,7 +133,8 @@ std::vector<WholeNetworkRow> read_convnet_networks(const std::filesystem::path& 
 std::vector<ThroughputRow> read_tf_cnn_benchmarks(const std::filesystem::path& file);
 std::vector<ThroughputRow> read_horovod(const std::filesystem::path& file);
 Catalogue read_catalogue(const std::filesystem::path& file);
-// Rows whose precision is neither fp32 nor amp-fp16 are an error.
+// A role other than fit or check, or a precision outside fp32, tf32, amp-fp16 and fp32-or-tf32,
+// is an error.
 std::vector<DleRow> read_dle(const std::filesystem::path& file);
 
 // The tensor-core rows of DeepBench's V100 workbook (deepbench-v100.csv, sheet "Results - FP16

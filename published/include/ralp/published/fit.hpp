@@ -55,6 +55,14 @@ GpuFit fit_gpu(const std::string& name, const std::vector<KernelRow>& all, const
 GpuFit check_gpu(const std::string& name, const std::vector<KernelRow>& all, const GpuShape& gpu,
                  const GpuKernelParams& params, Precision precision = Precision::fp32);
 
+// One architecture efficiency: fitted on `gpu`'s profile to one published row in `precision`.
+struct ArchitectureFit {
+  std::string gpu;
+  Precision precision = Precision::fp32;
+  double efficiency = 1;
+  std::string row;
+};
+
 // Everything `ralp published fit` makes: a profile per catalogue GPU, each fitted GPU's residuals,
 // the derivation checks and the framework cost with the rows it came from.
 struct FitOutcome {
@@ -65,8 +73,7 @@ struct FitOutcome {
   std::vector<GpuFit> tensor_fits;        // gpu = "v100 fp16": the tensor-core path's fits
   Seconds framework_layer_overhead;
   std::vector<std::string> framework_rows;
-  double architecture_efficiency = 1;
-  std::string architecture_row;
+  std::vector<ArchitectureFit> architecture_fits;
 };
 FitOutcome fit_all(const std::filesystem::path& data_dir, const FitOptions& options);
 

@@ -29,20 +29,27 @@ struct Point {
 // link too fast to matter, so the step pays the PCIe copies and the host's update.
 std::vector<Point> single_gpu_points(const std::filesystem::path& data_dir);
 
-// NVIDIA DeepLearningExamples' single-GPU ResNet-50 v1.5 rows (PyTorch, DGX-1 and DGX-2 V100),
-// each as a scenario: one all-reduce worker on the v100 profile in the row's precision, the
-// zoo's resnet50 (torchvision's v1.5: the stride on the bottleneck's 3x3 convolution). The rows
-// of README revision kDleTargetCommit are the check; older revisions are shown apart.
+// NVIDIA DeepLearningExamples' PyTorch ConvNets rows (dle-pytorch-convnets.csv), each whose model
+// the zoo has, whose batch and precision are given and which ran on one machine as a scenario:
+// its GPUs on that machine's NVLink or NVSwitch, all-reduce by NCCL's ring, the row's precision
+// and batch on the row's GPU profile. The rows of README revision kDleTargetCommit are the check
+// (its "fit" rows fit the A100's efficiencies and are marked); older revisions are shown apart.
+// MLPerf's DGX H100 row (mlperf-h100-declared.csv) is a point of its own, shown, never fitted.
 inline constexpr const char* kDleTargetCommit = "7bdfc81d";
 struct DlePoint {
   DleRow row;
-  std::string name;  // scenario name, also its file name
-  bool target = false;
+  std::string name;       // scenario name, also its file name; empty where excluded
+  std::string zoo_model;  // the zoo's name for the row's model
+  std::string profile;    // the GPU profile it runs on
+  bool target = false;    // of README revision kDleTargetCommit
+  bool mlperf = false;    // MLPerf's declared row, not a DLE one
+  std::string excluded;   // why the row is no scenario; empty for a point
   Json scenario;
   [[nodiscard]] double published_step() const {  // seconds
-    return static_cast<double>(row.batch) / row.images_per_s;
+    return static_cast<double>(row.batch * row.gpus) / row.images_per_s;
   }
 };
+// Every row of both files, the excluded ones with their reason (in file order, MLPerf's last).
 std::vector<DlePoint> dle_points(const std::filesystem::path& data_dir);
 
 struct DlePrediction {
@@ -50,8 +57,10 @@ struct DlePrediction {
   double predicted_step = 0;  // seconds
   [[nodiscard]] double error() const { return predicted_step / point->published_step() - 1.0; }
 };
-// The DLE check as Markdown (reports/published/dle-v100.md) and its points as CSV.
-std::string dle_report_markdown(const std::vector<DlePrediction>& predictions,
+// The DLE check as Markdown (reports/published/dle.md) and its points as CSV; `predictions`
+// holds every point of dle_points that is not excluded, `points` all of them.
+std::string dle_report_markdown(const std::vector<DlePoint>& points,
+                                const std::vector<DlePrediction>& predictions,
                                 const std::string& command);
 std::string dle_points_csv(const std::vector<DlePrediction>& predictions);
 
@@ -70,6 +79,7 @@ struct ProfileSummary {
   int64_t rows = 0;
   double median = 0, max = 0, loso_median = 0, loso_max = 0, architecture_efficiency = 1;
   double framework_us = 0;
+  std::string efficiencies;  // "0.715" or "tf32 0.7388, fp16 1.004, bf16 1.004"
 };
 struct DerivationSummary {
   std::string check;  // "m40 from titanx-maxwell"
