@@ -171,6 +171,11 @@ void add_cluster_command(CLI::App& app, Action& action) {
         if (!options->precision.empty()) overrides.push_back({"precision", options->precision});
         scenario.emplace(load_scenario(options->scenario, overrides));
         for (size_t i = 0; i < scenario->strategies.size(); ++i) {
+          if (scenario->strategies[i].token_queues) {
+            throw InputError(options->scenario, json_path("/strategies", i) + "/sync",
+                             "is \"token_queues\", whose barriers only the event simulation "
+                             "runs; expected \"sum\" or no sync in a real run");
+          }
           const Transport& t = scenario->strategies[i].transport;
           if (t.name == "ideal") continue;
           throw InputError(options->scenario, json_path("/strategies", i) + "/transport",

@@ -1,6 +1,7 @@
 // `ralp published transports` and the multi-GPU half of `ralp published report`: the named
 // transports fitted on the published rows whose role is "fit" (scenarios/published/multi-gpu/
 // points.csv), and every multi-GPU point simulated event by event beside its published figure.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -69,6 +70,27 @@ double upper_bound(const std::string& name) {
   return name == "message_us" ? 5000.0 : name == "cpu_ns_per_byte" ? 20.0 : 1.0;
 }
 
+// Where a fitted transport's values come from: its rows (system and model, with the GPUs and the
+// batch where the system and model name several) and their sources.
+std::string fit_source(const std::vector<const ClusterPoint*>& rows) {
+  std::string out = "fitted by ralp published transports on " + std::to_string(rows.size()) + " rows (";
+  std::vector<std::string> sources;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const ClusterPoint& p = *rows[r];
+    const auto same = [&p](const ClusterPoint* q) {
+      return q != &p && q->system == p.system && q->model == p.model;
+    };
+    out += (r ? ", " : "") + p.system + " " + p.model;
+    if (std::ranges::any_of(rows, same)) {
+      out += " " + std::to_string(p.gpus) + " GPUs batch " + std::to_string(p.batch);
+    }
+    if (std::ranges::find(sources, p.source) == sources.end()) sources.push_back(p.source);
+  }
+  out += ") of ";
+  for (size_t i = 0; i < sources.size(); ++i) out += (i ? " and " : "") + sources[i];
+  return out + ", scenarios/published/multi-gpu/";
+}
+
 }  // namespace
 
 std::vector<ClusterPoint> cluster_points(const fs::path& dir) {
@@ -91,7 +113,27 @@ double simulated_step(const Scenario& scenario) {
   return result.results.at(0).step_time_mean_s;
 }
 
-std::vector<Transport> fit_transports(const fs::path& dir, const Progress& progress) {
+namespace {
+
+// The log error a fit minimises for one row: of the step, or of the scaling efficiency against
+// the row's 1-GPU point's predicted step (fit_transports).
+double log_error(const ClusterPoint& row, double step, bool efficiency,
+                 const std::map<std::string, double>& baseline_steps, const fs::path& dir) {
+  if (!efficiency) return std::log(step / row.published_step());
+  const std::string key = published::baseline_key(row.source, row.system, row.model, row.batch);
+  const auto baseline = baseline_steps.find(key);
+  if (baseline == baseline_steps.end()) {
+    throw InputError((dir / "points.csv").string(), row.scenario,
+                     "has no 1-GPU point of " + key + " among the single-GPU points");
+  }
+  return std::log(baseline->second / step / row.published_efficiency());
+}
+
+}  // namespace
+
+std::vector<Transport> fit_transports(const fs::path& dir,
+                                      const std::map<std::string, double>& baseline_steps,
+                                      const Progress& progress) {
   const std::vector<ClusterPoint> points = cluster_points(dir);
   std::vector<Transport> out;
   for (const TransportDefinition& d : definitions()) {
@@ -107,6 +149,8 @@ std::vector<Transport> fit_transports(const fs::path& dir, const Progress& progr
                        "has " + std::to_string(rows.size()) + " fitting rows, expected more than " +
                            std::to_string(d.fitted.size()) + " (its fitted parameters)");
     }
+    bool efficiency = false;
+    for (const ClusterPoint* p : rows) efficiency = efficiency || p->source != rows.front()->source;
     Transport t = d.start;
     t.name = d.name;
     t.summary = d.summary;
@@ -125,7 +169,7 @@ std::vector<Transport> fit_transports(const fs::path& dir, const Progress& progr
       for (size_t r = 0; r < rows.size(); ++r) {
         Scenario s = scenarios[r];
         for (StrategySpec& st : s.strategies) st.transport = trial;
-        const double e = std::log(simulated_step(s) / rows[r]->published_step());
+        const double e = log_error(*rows[r], simulated_step(s), efficiency, baseline_steps, dir);
         sum += e * e;
       }
       progress("ralp: fitting " + d.name + ": evaluation " + std::to_string(++evaluation) +
@@ -134,11 +178,7 @@ std::vector<Transport> fit_transports(const fs::path& dir, const Progress& progr
     };
     x = published::minimize_locally(objective, x, lower, upper, kTransportEvaluations);
     for (size_t i = 0; i < x.size(); ++i) set(t, d.fitted[i], x[i]);
-    t.source = "fitted by ralp published transports on " + std::to_string(rows.size()) + " rows (";
-    for (size_t r = 0; r < rows.size(); ++r) {
-      t.source += (r ? ", " : "") + rows[r]->system + " " + rows[r]->model;
-    }
-    t.source += ") of " + rows.front()->source + ", scenarios/published/multi-gpu/";
+    t.source = fit_source(rows);
     out.push_back(t);
   }
   return out;

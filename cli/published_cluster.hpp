@@ -31,7 +31,13 @@ double simulated_step(const Scenario& scenario);
 
 // Every named transport fitted on the points whose role is "fit" and which use it: the
 // parameters its definition names, by least squares of the log errors (Subplex), the others kept.
-std::vector<Transport> fit_transports(const std::filesystem::path& dir, const Progress& progress);
+// A transport whose rows span sources fits their scaling efficiency, each row's prediction
+// against its 1-GPU point's predicted step from `baseline_steps` (keyed as below), so that the
+// compute model's error on each source's GPU stays out of the transport's parameters; the others
+// fit the step.
+std::vector<Transport> fit_transports(const std::filesystem::path& dir,
+                                      const std::map<std::string, double>& baseline_steps,
+                                      const Progress& progress);
 
 // Every point simulated, with its 1-GPU point's predicted step from `baseline_steps` (keyed
 // "source/system/model/batch").

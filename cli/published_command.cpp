@@ -173,8 +173,23 @@ std::vector<published::ProfileSummary> profile_summaries() {
   return out;
 }
 
+// The predicted step of every single-GPU point, keyed as the multi-GPU points name their 1-GPU
+// baseline (published::baseline_key).
+std::map<std::string, double> baseline_steps(const std::vector<published::Prediction>& single) {
+  std::map<std::string, double> out;
+  for (const auto& p : single) {
+    const ThroughputRow& r = p.point->row;
+    out[published::baseline_key(r.source, r.system, r.model, r.batch)] = p.predicted_step;
+  }
+  return out;
+}
+
 int run_transports(const PublishedOptions& opt) {
-  const std::vector<Transport> transports = fit_transports(opt.points, progress_of(opt));
+  const auto points = published::single_gpu_points(opt.data);
+  std::vector<published::Prediction> single;
+  for (const auto& point : points) single.push_back(predict_point(point));
+  const std::vector<Transport> transports =
+      fit_transports(opt.points, baseline_steps(single), progress_of(opt));
   for (const Transport& t : transports) {
     std::cout << t.name << ": " << fixed(t.message_s * 1e6, 1) << " us per message, "
               << fixed(t.s_per_byte * 1e9, 3) << " ns per byte at each end, link share "
@@ -191,11 +206,7 @@ int run_transports(const PublishedOptions& opt) {
 
 void write_cluster_report(const PublishedOptions& opt,
                           const std::vector<published::Prediction>& single) {
-  std::map<std::string, double> baselines;
-  for (const auto& p : single) {
-    const ThroughputRow& r = p.point->row;
-    baselines[published::baseline_key(r.source, r.system, r.model, r.batch)] = p.predicted_step;
-  }
+  const std::map<std::string, double> baselines = baseline_steps(single);
   const auto points = cluster_points(opt.points);
   const auto predictions = predict_cluster_points(points, opt.points, baselines, progress_of(opt));
   std::vector<Transport> transports;

@@ -292,6 +292,7 @@ DeviceProfile parse_device_profile(const Json& value, const std::string& path,
   p.memory_bandwidth = r.bandwidth("memory_bandwidth");
   p.pcie_bandwidth = r.optional_bandwidth("pcie_bandwidth");
   p.memory_capacity = r.optional_bytes("memory_capacity", /*allow_zero=*/false);
+  p.cores = static_cast<int>(r.optional_integer("cores", 1, kMaxThreads).value_or(0));
   parse_precision_peaks(r, p);
   p.launch_overhead = r.optional_seconds("launch_overhead").value_or(Seconds(0.0));
   parse_efficiency(r, p);
@@ -381,6 +382,7 @@ Json device_profile_to_json(const DeviceProfile& p) {
   j["memory_bandwidth"] = p.memory_bandwidth.value();
   if (p.pcie_bandwidth) j["pcie_bandwidth"] = p.pcie_bandwidth->value();
   if (p.memory_capacity) j["memory_capacity"] = p.memory_capacity->value();
+  if (p.cores > 0) j["cores"] = p.cores;
   if (!p.precision_peaks.empty()) {
     Json peaks = Json::object();
     for (const auto& [precision, peak] : p.precision_peaks) {

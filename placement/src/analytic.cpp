@@ -2,6 +2,7 @@
 // schedule's streams for one representative worker and pricing transfers by link shares.
 #include "ralp/placement/analytic.hpp"
 
+#include "ralp/core/json_input.hpp"
 #include "ralp/spec/nodes.hpp"
 
 #include <algorithm>
@@ -899,6 +900,16 @@ bool analytic_covers(const Scenario& scenario) {
 
 AnalyticEstimate estimate_step(const Scenario& scenario, const schedule::StepPlan& plan,
                                AnalyticDetail detail) {
+  if (plan.strategy.token_queues) {
+    size_t index = 0;
+    while (index + 1 < scenario.strategies.size() &&
+           scenario.strategies[index].label != plan.strategy.label) {
+      ++index;
+    }
+    throw InputError(scenario.file, json_path("/strategies", index) + "/sync",
+                     "is \"token_queues\", whose per-server updates and barriers only the event "
+                     "simulation models; expected \"sum\" with --fidelity analytic");
+  }
   AnalyticNetwork net = analytic_network(scenario);
   const int64_t per_node = scenario.nodes.devices_per_node;
   const bool local = plan.aggregates_locally();

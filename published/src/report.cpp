@@ -243,7 +243,19 @@ std::string cluster_report_markdown(const std::vector<ClusterPrediction>& predic
       << "![predicted against published step time](multi-gpu-predicted-vs-published.svg)\n\n"
       << "## Transports\n\n";
   transport_table(out, transports);
-  out << "## Held-out points by source and by transport\n\n";
+  out << "## Fitting rows\n\nThe rows whose role is `fit` in `scenarios/published/multi-gpu/points.csv`: "
+         "`ralp published transports` fits each transport on its own (docs/transports.md), on the "
+         "step where its rows come from one source and on the scaling efficiency where they span "
+         "several.\n\n"
+         "| transport | source | system | model | GPUs | batch | error | published efficiency | "
+         "predicted efficiency |\n|---|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (const ClusterPrediction* p : fitting) {
+    const ClusterPoint& c = *p->point;
+    out << "| " << c.transport << " | " << c.source << " | " << c.system << " | " << c.model
+        << " | " << c.gpus << " | " << c.batch << " | " << pct(p->error(), true) << " | "
+        << pct(c.published_efficiency()) << " | " << pct(p->predicted_efficiency()) << " |\n";
+  }
+  out << "\n## Held-out points by source and by transport\n\n";
   cluster_summary(out, "source", by_source);
   cluster_summary(out, "transport", by_transport);
   out << "## Every point\n\n";

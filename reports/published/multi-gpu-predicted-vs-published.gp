@@ -3,8 +3,8 @@ set title "Multi-GPU training step: predicted against published"
 set xlabel "published step (ms)"
 set ylabel "predicted step (ms)"
 set logscale xy
-set xrange [157.376243:49546.6919]
-set yrange [157.376243:49546.6919]
+set xrange [157.376243:48560.8247]
+set yrange [157.376243:48560.8247]
 set size ratio -1
 set grid
 set key top left

@@ -120,6 +120,40 @@ struct Builder {
   // Per group index of s.groups: the groups of each layer.
   std::vector<std::vector<int32_t>> groups_of_layer;
 
+  [[nodiscard]] bool token_queues() const {
+    return plan.strategy.kind == StrategyKind::ps && plan.strategy.token_queues;
+  }
+  [[nodiscard]] int64_t servers() const { return static_cast<int64_t>(pushers().size()); }
+
+  // Token queues: a server's dequeues of every variable's tokens, posted at the step's start
+  // after the pulls, in the order its shards answer (backward, each group's variables in order).
+  void post_dequeues(RoleBuilder& r, int64_t w) {
+    if (!token_queues() || leader_of(w) != w) return;
+    for (LayerId l = plan.tail_end; l-- > 0;) {
+      for (const int32_t g : groups_of_layer[l]) {
+        const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+        for (const size_t v : group.variables) {
+          const OpIndex got = r.receive(MessageKind::dequeue, s.ps_host(group.shard),
+                                        static_cast<int64_t>(v), servers() - 1);
+          r.op(got).group = g;
+        }
+      }
+    }
+  }
+  // Token queues: after its push of group g, a server's token for each other server, per
+  // variable of the group.
+  void enqueue_tokens(RoleBuilder& r, int32_t g, OpIndex pushed) {
+    if (!token_queues()) return;
+    const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+    for (const size_t v : group.variables) {
+      for (int64_t other = 1; other < servers(); ++other) {
+        const OpIndex sent = r.send(MessageKind::enqueue, s.ps_host(group.shard),
+                                    static_cast<int64_t>(v), kTokenBytes, {pushed});
+        r.op(sent).group = g;
+      }
+    }
+  }
+
   // ps, ralp: the pulls of every variable group, posted at the step's start, in forward order;
   // per layer, what its forward waits for. With local aggregation a node's first device pulls
   // from the shards and passes the values on to the node's other devices over the interconnect.
@@ -201,6 +235,7 @@ struct Builder {
     staged = r.copy(plan.worker_pcie, wire, g, staged);
     const OpIndex sent = r.send(MessageKind::push, s.ps_host(group.shard), layer, wire, staged);
     r.op(sent).group = g;
+    enqueue_tokens(r, g, sent);
   }
 
   // allreduce, hybrid: what a worker posts at the step's start for the ring: the coordinator's go
@@ -355,6 +390,7 @@ struct Builder {
   void worker(int64_t w) {
     RoleBuilder r(s.roles[static_cast<size_t>(s.worker_host(w))]);
     const std::vector<std::vector<OpIndex>> pulled = pulls(r, w);
+    post_dequeues(r, w);
     // Posted before the members' pushes: a member sends its boundary before its gradients.
     const HeadPosts head = head_posts(r, w);
     const std::vector<std::vector<OpIndex>> from_members = member_pushes(r, w);
@@ -396,6 +432,83 @@ struct Builder {
     }
   }
 
+  // What a shard does with a server's push of group g before it sums or applies it: the copy to
+  // a GPU shard and the decode of a compressed gradient, where there are any.
+  std::vector<OpIndex> stage_push(RoleBuilder& r, int32_t g, OpIndex pushed) {
+    const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+    std::vector<OpIndex> staged = r.copy(plan.ps_pcie, plan.compressed(group.bytes), g, {pushed});
+    if (plan.compression != CompressionKind::none) {
+      staged = {r.device(OpKind::decode, seconds_for(group.bytes, plan.ps_encode_rate),
+                         group.bytes, g, staged)};
+    }
+    return staged;
+  }
+
+  // Group g's W gradients (one per node with local aggregation) summed in worker order, then its
+  // update once the pulls that read its values have left; returns the update.
+  OpIndex sum_and_apply(RoleBuilder& r, int32_t g, const std::vector<int64_t>& peers,
+                        const std::vector<OpIndex>& pushed, const std::vector<OpIndex>& pulls) {
+    const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const OpIndex summed = r.device(OpKind::aggregate, seconds_for(group.bytes, plan.ps_sum_rate),
+                                      group.bytes, g, stage_push(r, g, pushed[k]));
+      r.op(summed).worker = static_cast<int32_t>(peers[k]);
+    }
+    const OpIndex updated = r.device(OpKind::update, seconds_for(group.bytes, plan.ps_update_rate),
+                                     group.bytes, g, pulls);
+    r.op(updated).ends_part = true;
+    return updated;
+  }
+
+  // Token queues: the tokens server w enqueues for the others after its push of group g, posted
+  // after that push; per variable of the group, the last of its W - 1 (none with one server).
+  std::vector<OpIndex> receive_tokens(RoleBuilder& r, int32_t g, int64_t w) {
+    std::vector<OpIndex> last;
+    if (!token_queues() || servers() < 2) return last;
+    for (const size_t v : s.groups[static_cast<size_t>(g)].variables) {
+      for (int64_t other = 1; other < servers(); ++other) {
+        const OpIndex got = r.receive(MessageKind::enqueue, s.worker_host(w),
+                                      static_cast<int64_t>(v), kTokenBytes);
+        r.op(got).group = g;
+        r.op(got).worker = static_cast<int32_t>(w);
+        if (other + 1 == servers()) last.push_back(got);
+      }
+    }
+    return last;
+  }
+
+  // Token queues: each server's gradient of group g applied on its own, in worker order, the
+  // first once the pulls that read the values have left; then, per variable, each server's
+  // dequeue answered once every update is done and the other servers' tokens are in. Returns the
+  // last update.
+  OpIndex apply_each(RoleBuilder& r, int32_t g, const std::vector<int64_t>& peers,
+                     const std::vector<OpIndex>& pushed, const std::vector<OpIndex>& pulls,
+                     const std::vector<std::vector<OpIndex>>& tokens) {
+    const VariableGroup& group = s.groups[static_cast<size_t>(g)];
+    OpIndex applied = 0;
+    for (size_t k = 0; k < peers.size(); ++k) {
+      std::vector<OpIndex> after = stage_push(r, g, pushed[k]);
+      if (k == 0) after.insert(after.end(), pulls.begin(), pulls.end());
+      applied = r.device(OpKind::update, seconds_for(group.bytes, plan.ps_update_rate),
+                         group.bytes, g, after);
+      r.op(applied).worker = static_cast<int32_t>(peers[k]);
+    }
+    r.op(applied).ends_part = true;
+    for (size_t v = 0; v < group.variables.size(); ++v) {
+      for (size_t k = 0; k < peers.size(); ++k) {
+        std::vector<OpIndex> after = {applied};
+        for (size_t u = 0; u < peers.size(); ++u) {
+          if (u != k && !tokens[u].empty()) after.push_back(tokens[u][v]);
+        }
+        const OpIndex sent = r.send(MessageKind::dequeue, s.worker_host(peers[k]),
+                                    static_cast<int64_t>(group.variables[v]), servers() - 1, after);
+        r.op(sent).group = g;
+        r.op(sent).worker = static_cast<int32_t>(peers[k]);
+      }
+    }
+    return applied;
+  }
+
   // A PS shard's pulls, pushes, sums and updates (ps, ralp), and ps-0's head (ralp, hybrid).
   void parameter_server(int64_t shard) {
     RoleBuilder r(s.roles[static_cast<size_t>(s.ps_host(shard))]);
@@ -420,6 +533,7 @@ struct Builder {
     // With local aggregation only each node's first device pushes and pulls.
     const std::vector<int64_t> peers = pushers();
     std::vector<std::vector<OpIndex>> pushed(mine.size());
+    std::vector<std::vector<std::vector<OpIndex>>> tokens(mine.size());  // [group][peer][variable]
     for (size_t i = mine.size(); i-- > 0;) {
       const VariableGroup& group = s.groups[static_cast<size_t>(mine[i])];
       for (const int64_t w : peers) {
@@ -429,6 +543,7 @@ struct Builder {
         r.op(got).group = mine[i];
         r.op(got).worker = static_cast<int32_t>(w);
         pushed[i].push_back(got);
+        tokens[i].push_back(receive_tokens(r, mine[i], w));
       }
     }
     std::vector<OpIndex> others_done;
@@ -491,29 +606,9 @@ struct Builder {
       parts.push_back(r.add(update));
     }
 
-    // Sums in backward order, each group's W gradients (one per node with local aggregation) in
-    // worker order, then its update once the pulls that read its values have left.
     for (size_t i = mine.size(); i-- > 0;) {
-      const int32_t g = mine[i];
-      const VariableGroup& group = s.groups[static_cast<size_t>(g)];
-      for (size_t k = 0; k < peers.size(); ++k) {
-        const int64_t w = peers[k];
-        std::vector<OpIndex> staged =
-            r.copy(plan.ps_pcie, plan.compressed(group.bytes), g, {pushed[i][k]});
-        if (plan.compression != CompressionKind::none) {
-          staged = {r.device(OpKind::decode, seconds_for(group.bytes, plan.ps_encode_rate),
-                             group.bytes, g, staged)};
-        }
-        const OpIndex summed = r.device(OpKind::aggregate,
-                                        seconds_for(group.bytes, plan.ps_sum_rate), group.bytes,
-                                        g, staged);
-        r.op(summed).worker = static_cast<int32_t>(w);
-      }
-      const OpIndex updated = r.device(OpKind::update,
-                                       seconds_for(group.bytes, plan.ps_update_rate), group.bytes,
-                                       g, pulls[i]);
-      r.op(updated).ends_part = true;
-      parts.push_back(updated);
+      parts.push_back(token_queues() ? apply_each(r, mine[i], peers, pushed[i], pulls[i], tokens[i])
+                                     : sum_and_apply(r, mine[i], peers, pushed[i], pulls[i]));
     }
 
     // Several shards: no shard sends the next step's pulls before every shard is done.
@@ -555,6 +650,10 @@ std::string_view to_string(MessageKind kind) {
       return "reduce";
     case MessageKind::broadcast:
       return "broadcast";
+    case MessageKind::enqueue:
+      return "enqueue";
+    case MessageKind::dequeue:
+      return "dequeue";
   }
   return "message";
 }
@@ -798,6 +897,10 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
       return "sum " + (op.buffer >= 0 ? "buffer " + std::to_string(op.buffer) : group_layer(op.group)) +
              " of " + schedule.host_name(schedule.worker_host(op.worker));
     case OpKind::update:
+      if (op.group >= 0 && op.worker >= 0) {
+        return "update " + group_layer(op.group) + " of " +
+               schedule.host_name(schedule.worker_host(op.worker));
+      }
       if (op.group >= 0) return "update " + group_layer(op.group);
       return schedule.is_worker(host) ? "update" : "update head";
     case OpKind::encode:
@@ -815,6 +918,9 @@ std::string op_label(const Schedule& schedule, const LayerGraph& model, int32_t 
                  op.message.kind == MessageKind::reduce ||
                  op.message.kind == MessageKind::broadcast) {
         text += " buffer " + std::to_string(op.message.item);
+      } else if (op.message.kind == MessageKind::enqueue ||
+                 op.message.kind == MessageKind::dequeue) {
+        text += " " + group_layer(op.group);
       }
       return text;
     }

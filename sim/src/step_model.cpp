@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <malloc.h>
 #include <memory>
 #include <stdexcept>
@@ -200,6 +201,9 @@ struct Model {
   // own where its device is not a CPU).
   std::vector<bool> charged;
   std::vector<bool> priced;
+  // Per charged host: the cores its messages' CPU time spreads over (1 but under a named
+  // transport: min(the connections it serves, its CPU's cores); see threads_of).
+  std::vector<double> threads;
   MessageCpuSpec message_cpu;
   // The transport's share of a route between two nodes that one connection reaches (1: all).
   double link_share = 1.0;
@@ -532,7 +536,9 @@ sg4::ExecPtr start_on(sg4::Host* cpu, double seconds, double spread = 0.0) {
 // moving bytes costs the CPU as they flow. Returns nullptr for no time.
 sg4::ExecPtr start_message_cpu(const Model& m, int32_t host, double seconds, double spread) {
   if (seconds <= 0.0 || !m.charged[static_cast<size_t>(host)]) return nullptr;
-  return start_on(m.world.host(m.device_host[static_cast<size_t>(host)]), seconds, spread);
+  const double threads = m.threads[static_cast<size_t>(host)];
+  return start_on(m.world.host(m.device_host[static_cast<size_t>(host)]), seconds / threads,
+                  spread);
 }
 
 // Puts a message of `bytes` on the wire on `box` from `src` to `dst` and waits for it, with its
@@ -567,6 +573,32 @@ void put_message(Model& m, sg4::Mailbox* box, void* payload, int32_t src, int32_
   if (receiver) receiver->wait();
 }
 
+// A named transport's threads on a host that computes on a CPU: a gRPC server runs its calls on a
+// pool of threads, so the CPU time of the connections it serves at once spreads over up to as
+// many cores as there are connections, and no more than the CPU has (its profile's cores, or the
+// threads a measured profile ran on; 1 when the profile states neither). Each connection still
+// moves its bytes no faster than one core does (end_floor).
+std::vector<double> threads_of(const Scenario& scenario, const schedule::Schedule& schedule) {
+  std::vector<std::set<int32_t>> peers(schedule.roles.size());
+  for (const RoleSchedule& rs : schedule.roles) {
+    for (const Op& op : rs.ops) {
+      if (op.kind != OpKind::send || op.message.payload_bytes == 0) continue;
+      peers[static_cast<size_t>(rs.host)].insert(op.message.peer);
+      peers[static_cast<size_t>(op.message.peer)].insert(rs.host);
+    }
+  }
+  std::vector<double> out(schedule.roles.size(), 1.0);
+  for (size_t h = 0; h < out.size(); ++h) {
+    const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers
+                                      ? scenario.ps_device
+                                      : scenario.worker_device;
+    const int cores = device.cores > 0 ? device.cores : device.host ? device.host->threads : 0;
+    out[h] = static_cast<double>(
+        std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(peers[h].size()), cores)));
+  }
+  return out;
+}
+
 // What messages cost beyond the wire: the strategy's transport where it names one, else the
 // scenario's message_cpu (the real cluster's Open MPI, fitted by ralp link-probe). Hosts that
 // compute on a CPU pay it there, as actors that share that CPU with their computation; others pay
@@ -586,6 +618,8 @@ void price_messages(Model& m, const Scenario& scenario, const schedule::Schedule
   const auto hosts = m.device_host.size();
   m.charged.assign(hosts, false);
   m.priced.assign(hosts, false);
+  m.threads.assign(hosts, 1.0);
+  if (named) m.threads = threads_of(scenario, schedule);
   for (size_t h = 0; h < hosts; ++h) {
     const DeviceProfile& device = static_cast<int64_t>(h) < schedule.parameter_servers
                                       ? scenario.ps_device

@@ -363,6 +363,9 @@ void check_strategy_keys(const Json& value, const ObjectReader& r, std::string_v
     r.fail("local_aggregation", "is given for " + std::string(name) +
                                     ", expected it only with ps, ralp or hybrid");
   }
+  if (name != "ps" && value.contains("sync")) {
+    r.fail("sync", "is given for " + std::string(name) + ", expected it only with ps");
+  }
 }
 
 // A strategy's transport by name: one line naming the key and the accepted names otherwise.
@@ -431,6 +434,11 @@ StrategySpec read_strategy(const Json& value, const std::string& path, const std
       s.sharding = *sharding == "round_robin" ? ShardPlacement::round_robin
                    : *sharding == "greedy"    ? ShardPlacement::greedy
                                               : ShardPlacement::balanced;
+    }
+  }
+  if (s.kind == StrategyKind::ps) {
+    if (auto sync = r->optional_choice("sync", {"sum", "token_queues"})) {
+      s.token_queues = *sync == "token_queues";
     }
   }
   if (has_ring) {
@@ -952,6 +960,7 @@ Json scenario_to_json(const Scenario& s) {
       j["ring_model"] = std::string(to_string(st.ring_model));
     }
     strategy_nodes_to_json(st, s.nodes.devices_per_node, j);
+    if (st.token_queues) j["sync"] = "token_queues";
     if (st.transport.name != "ideal") j["transport"] = st.transport.name;
     strategies.push_back(std::move(j));
   }

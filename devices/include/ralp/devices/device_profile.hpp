@@ -117,6 +117,9 @@ struct DeviceProfile {
   // The device memory (a GPU's) or the host memory a CPU profile's ranks share; absent: not
   // stated, and no footprint is checked against it.
   std::optional<Bytes> memory_capacity;
+  // A CPU's cores, where its datasheet states them (0: not stated). Work that runs on threads of
+  // its own, as a transport's connections do, spreads over up to this many (docs/transports.md).
+  int cores = 0;
   // Dense peak rates of the products of each precision other than FP32 (tensor cores on a GPU,
   // AVX-512 BF16 or AMX on a CPU), from the datasheet named in `origin`. A precision absent here
   // runs its products at peak_flops where precision_support() allows it at all.

@@ -45,6 +45,8 @@ enum class MessageKind : int {
   step_complete,        // ps-0: every shard is done, -> the other shards
   reduce,     // hierarchical all-reduce: a fusion buffer's gradients, -> the node's first device
   broadcast,  // hierarchical all-reduce: the all-reduced buffer, -> the node's other devices
+  enqueue,    // ps with token queues: a token for another server, worker -> the variable's shard
+  dequeue,    // ps with token queues: the other servers' tokens, shard -> worker
 };
 std::string_view to_string(MessageKind kind);
 
@@ -76,7 +78,8 @@ struct Message {
   MessageKind kind = MessageKind::pull;
   int32_t peer = -1;  // the role at the other end (a host index: ps-s is s, worker-w is P + w)
   // What it carries: the layer (pull, push), the worker (activations, activation gradient), the
-  // fusion buffer (ready, go), the phase (ring), or the step (step_done, step_complete).
+  // fusion buffer (ready, go), the phase (ring), the step (step_done, step_complete), or the
+  // variable (enqueue, dequeue: an index into StepPlan::shard_plan.variables).
   int64_t item = 0;
   int64_t payload_bytes = 0;
   [[nodiscard]] int64_t wire_bytes() const { return payload_bytes + kHeaderBytes; }
@@ -147,6 +150,19 @@ struct Schedule {
 // in production order (layers from the last, each layer's tensors in model order), fused by
 // plan_fusion (fusion.hpp) on their predicted readiness after backward starts.
 std::vector<FusionBuffer> fusion_buffers(const StepPlan& plan);
+
+// ps with token queues (StrategySpec::token_queues), as tf_cnn_benchmarks' distributed_replicated
+// update runs (tensorflow/benchmarks, scripts/tf_cnn_benchmarks/variable_mgr.py and
+// tf_cnn_benchmarks.py, commit c0df5c2): W servers push (each worker, or each node's first device
+// with local aggregation), and the shard applies each server's gradient to the variable on its
+// own: W updates of the group, no sums. Then every variable ends in a barrier of token queues:
+// each server enqueues a token for each of the W - 1 others (W - 1 enqueue messages of
+// kTokenBytes to the variable's shard, after its push), and the shard answers each server's
+// dequeue of W - 1 tokens (a dequeue message of W - 1 tokens) once every update of the variable
+// is done and the other servers' tokens are in: per variable and step, W (W - 1) enqueues and W
+// dequeues. The queues sit on the variable's own shard (tf_cnn_benchmarks puts them on the PS
+// tasks round robin, which spreads the same load over the same tasks).
+inline constexpr int64_t kTokenBytes = 1;  // a DT_BOOL token
 
 // Builds the schedule of `plan` for its scenario: parameter_servers and workers from the
 // scenario. Throws std::invalid_argument when the plan needs parameter servers that the scenario

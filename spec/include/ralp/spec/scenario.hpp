@@ -58,6 +58,11 @@ struct StrategySpec {
   // gathers their boundary activations) over its interconnect and sends once; false: every device
   // talks to the parameter servers itself. Defaults to devices_per_node > 1.
   bool local_aggregation = false;
+  // ps: tf_cnn_benchmarks' distributed_replicated synchronisation ("sync": "token_queues"): each
+  // server (worker, or node leader with local aggregation) has the PS apply its own gradient, and
+  // every variable ends in a barrier of token queues (schedule.hpp). false ("sum"): the shard sums
+  // the W gradients and applies them once.
+  bool token_queues = false;
   // How the framework moves the strategy's messages (devices/transport.hpp); ideal: wire speed.
   Transport transport = ideal_transport();
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
