@@ -72,13 +72,15 @@ std::string ms(double seconds) {
 }
 
 
-// The GPUs' fabric inside each machine. NVSwitch (DGX-2, DGX A100, DGX H100) runs as the kind
-// kSwitchFabric: "nvlink" until node_interconnect has a switch kind of its own, then that kind.
-constexpr const char* kSwitchFabric = "nvlink";
+// The GPUs' fabric inside each machine: the DGX-1's NVLink cube-mesh, NVSwitch on DGX-2, DGX A100
+// and DGX H100 (docs/fabrics.md).
+constexpr const char* kSwitchFabric = "nvswitch";
 Json machine_interconnect(const std::string& system) {
   // NVIDIA DGX-1 with Tesla V100 System Architecture white paper WP-08437-002 (2017): 6 NVLinks
   // of 25 GB/s per direction each (as scenarios/modern/vgg16-dgx1-v100-4x8.json).
-  if (system == "DGX-1") return {{"kind", "nvlink"}, {"bandwidth", "150GBps"}, {"latency", "1us"}};
+  if (system == "DGX-1") {
+    return {{"kind", "nvlink"}, {"bandwidth", "150GBps"}, {"links_per_device", 6}, {"latency", "1us"}};
+  }
   // NVIDIA DGX-2 datasheet (2018): each V100's 6 NVLinks of 25 GB/s per direction to NVSwitch.
   if (system == "DGX-2") return {{"kind", kSwitchFabric}, {"bandwidth", "150GBps"}, {"latency", "1us"}};
   // NVIDIA DGX A100 datasheet (2020): 600 GB/s per GPU both ways (as scenarios/modern/).

@@ -2,6 +2,7 @@
 #include "ralp/sweep/ranking.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "ralp/sweep/output.hpp"
@@ -46,9 +47,11 @@ SweepRanking rank_rows(const std::vector<SweepRow>& rows, std::optional<double> 
   for (const size_t i : out.by_time) {
     if (rows[i].cost) out.by_cost.push_back(i);
   }
-  std::stable_sort(out.by_cost.begin(), out.by_cost.end(), [&](size_t a, size_t b) {
-    return *rows[a].cost < *rows[b].cost;
-  });
+  // Costs that print alike (to the whole unit of their currency) tie, and the faster of them
+  // ranks first (the order by time).
+  const auto units = [&](size_t i) { return std::llround(*rows[i].cost); };
+  std::stable_sort(out.by_cost.begin(), out.by_cost.end(),
+                   [&](size_t a, size_t b) { return units(a) < units(b); });
   if (deadline_s) {
     const auto& order = out.by_cost.empty() ? out.by_time : out.by_cost;
     for (const size_t i : order) {

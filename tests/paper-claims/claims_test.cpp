@@ -81,8 +81,7 @@ constexpr const char* kWireDecides =
     "On the 1 Gbps link the transport moves RALP's speedup over ps by less than 5%: the wire "
     "decides";
 constexpr const char* kGrpcSlowsPsMore =
-    "At 25 Gbps gRPC's CPU time on the host slows ps more than RALP, and the speedup over "
-    "TensorFlow's gRPC is the larger at every worker count";
+    "At 25 Gbps gRPC's CPU time on the host slows ps at every worker count";
 constexpr const char* kThirteenXWhateverTheTransport =
     "At every point of this grid RALP reaches 13x over TensorFlow's gRPC exactly where it reaches "
     "it over the ideal wire (AlexNet on the 1 Gbps link)";
@@ -369,12 +368,10 @@ TEST(PaperClaims, OnTheSlowLinkTheWireDecides) {
   }
 }
 
-TEST(PaperClaims, AtTwentyFiveGbpsGrpcSlowsPsMoreThanRalp) {
+TEST(PaperClaims, AtTwentyFiveGbpsGrpcSlowsPs) {
   expect_page_says(kGrpcSlowsPsMore);
   for (const std::string& m : kTransportModels) {
     for (const std::string& w : workers_of(transports())) {
-      EXPECT_GT(over_transport(m, "tf-grpc", "25Gbps", w), over_transport(m, "ideal", "25Gbps", w))
-          << m << ", " << w << " workers";
       const auto ps_step = [&](const std::string& t) {
         return transports().at({{"model", m}, {"transport", t}, {"bandwidth", "25Gbps"},
                                 {"workers", w}, {"kind", "ps"}},

@@ -355,15 +355,17 @@ TEST(PublishedClusterPoints, EveryMultiGpuRowIsAPointWhoseScenarioParses) {
     EXPECT_EQ(s.strategies.at(0).fusion_threshold.value(), own ? 1.0 : 64.0 * 1024 * 1024)
         << p.scenario;
     EXPECT_EQ(s.strategies.at(0).cycle_time.value(), own ? 0.0 : 5e-3) << p.scenario;
-    // The transports are fitted on table 1b's TCP rows alone.
-    EXPECT_EQ(p.role == "fit",
-              p.system == "table 1b" && p.setup.find("variables on CPU") == std::string::npos)
-        << p.scenario;
+    // The transports are fitted on table 1b's TCP rows, tf-grpc also on the EC2 distributed rows
+    // at 16 GPUs.
+    const bool table_1b =
+        p.system == "table 1b" && p.setup.find("variables on CPU") == std::string::npos;
+    const bool ec2 = p.system == "EC2 p2.8xlarge distributed" && p.gpus == 16;
+    EXPECT_EQ(p.role == "fit", table_1b || ec2) << p.scenario;
     const auto baseline = baselines.find(baseline_key(p.source, p.system, p.model, p.batch));
     ASSERT_NE(baseline, baselines.end()) << p.scenario << " has no 1-GPU point";
     EXPECT_EQ(s.model_ref, baseline->second) << p.scenario;
   }
-  EXPECT_EQ(roles, (std::map<std::string, int>{{"check", 74}, {"fit", 9}, {"out of scope", 6}}));
+  EXPECT_EQ(roles, (std::map<std::string, int>{{"check", 69}, {"fit", 14}, {"out of scope", 6}}));
 }
 
 // Regenerates the report into a temporary folder (about 30 s): it must be what is committed,
@@ -414,10 +416,15 @@ TEST(PublishedTransports, ReproduceTheirFittingRowsWithinTheFitsBound) {
     }
     if (cells.at(7) != "fit") continue;
     ++fitting;
-    const double bound = cells.at(6) == "tf-grpc" ? 0.23 : cells.at(6) == "nccl" ? 0.13 : 0.10;
+    if (cells.at(2) == "EC2 p2.8xlarge distributed") {
+      // Fitted on scaling efficiency: their step error is the K80's compute.
+      EXPECT_LT(std::abs(std::stod(cells.at(12)) - std::stod(cells.at(11))), 0.12) << cells.at(0);
+      continue;
+    }
+    const double bound = cells.at(6) == "tf-grpc" ? 0.25 : cells.at(6) == "nccl" ? 0.13 : 0.10;
     EXPECT_LT(std::abs(std::stod(cells.at(10))), bound) << cells.at(0);
   }
-  EXPECT_EQ(fitting, 9);
+  EXPECT_EQ(fitting, 14);
 }
 
 TEST(PublishedProvenance, SimulateSaysFittedToPublishedKernelTimings) {
