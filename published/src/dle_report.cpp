@@ -9,22 +9,10 @@
 
 #include "ralp/published/fit.hpp"
 #include "ralp/published/points.hpp"
+#include "report_format.hpp"
 
 namespace ralp::published {
 namespace {
-
-std::string pct(double x, bool sign = false) {
-  std::ostringstream out;
-  if (sign) out << std::showpos;
-  out << std::fixed << std::setprecision(1) << x * 100.0 << '%';
-  return out.str();
-}
-
-std::string fixed1(double x) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(1) << x;
-  return out.str();
-}
 
 // Median and max of |x| over a group, as "n points, median a%, max b%" (`unit` " points": x in
 // fractions, shown as percentage points).
