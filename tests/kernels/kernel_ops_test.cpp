@@ -278,6 +278,36 @@ double dot(const std::vector<float>& a, const Vec& b) {
   return sum;
 }
 
+// The backend's forward and backward of `data` against the double-precision reference: the
+// output, loss and parameter gradients within `tolerance`, the inputs' gradients within
+// `data_tolerance`.
+void expect_reference(Harness& h, const Layer& layer, int64_t batch, const CaseData& data,
+                      double tolerance, double data_tolerance) {
+  std::vector<const Vec*> inputs;
+  for (const Vec& v : data.inputs) inputs.push_back(&v);
+  double ref_loss = 0.0;
+  const Vec ref_out =
+      ref_forward(layer, batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
+  h.forward();
+  EXPECT_LT(relative_error(h.output(), ref_out), tolerance) << "forward";
+  if (h.is_loss()) {
+    EXPECT_NEAR(h.loss(), ref_loss, tolerance * std::abs(ref_loss));
+  }
+  const RefGradients ref = ref_backward(layer, batch, inputs, ref_out, data.weight, data.bias,
+                                        data.diff_output, data.labels, data.mask);
+  h.backward();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), data_tolerance)
+        << "backward-data of input " << i;
+  }
+  if (layer.weight_params > 0) {
+    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), tolerance) << "backward-weight";
+  }
+  if (layer.bias_params > 0) {
+    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), tolerance) << "backward-bias";
+  }
+}
+
 // One case on one backend against the reference and finite differences.
 void check_case(Backend* backend, const std::string& name) {
   const OpCase& c = find_case(name);
@@ -291,37 +321,14 @@ void check_case(Backend* backend, const std::string& name) {
     GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
   }
   Harness& h = *made;
-
-  std::vector<const Vec*> inputs;
-  for (const Vec& v : data.inputs) inputs.push_back(&v);
-  double ref_loss = 0.0;
-  const Vec ref_out =
-      ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
-  h.forward();
-  EXPECT_LT(relative_error(h.output(), ref_out), kReferenceTolerance) << "forward";
-  if (h.is_loss()) {
-    EXPECT_NEAR(h.loss(), ref_loss, kReferenceTolerance * std::abs(ref_loss));
-  }
-
-  const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
-                                        data.diff_output, data.labels, data.mask);
-  h.backward();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), kReferenceTolerance)
-        << "backward-data of input " << i;
-  }
-  if (layer.weight_params > 0) {
-    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), kReferenceTolerance) << "backward-weight";
-  }
-  if (layer.bias_params > 0) {
-    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), kReferenceTolerance) << "backward-bias";
-  }
+  expect_reference(h, layer, c.batch, data, kReferenceTolerance, kReferenceTolerance);
+  const size_t inputs = data.inputs.size();
 
   // Finite differences of the backend's own forward along random directions, for every input.
   std::vector<std::vector<float>> dx;
-  for (size_t i = 0; i < inputs.size(); ++i) dx.push_back(h.diff_input(i));
+  for (size_t i = 0; i < inputs; ++i) dx.push_back(h.diff_input(i));
   const std::vector<float> dw = layer.weight_params > 0 ? h.diff_weight() : std::vector<float>{};
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < inputs; ++i) {
     const Vec direction = random_values(rng, static_cast<int64_t>(data.inputs[i].size()));
     const double fd = h.directional_difference(h.input(i), data.inputs[i], direction);
     const double analytic = dot(dx[i], direction);
@@ -440,30 +447,8 @@ void check_mixed_case(Backend* backend, const std::string& name, double toleranc
     GTEST_SKIP() << "the backend cannot run this layer: " << e.what();
   }
   Harness& h = *made;
-  std::vector<const Vec*> inputs;
-  for (const Vec& v : data.inputs) inputs.push_back(&v);
-  double ref_loss = 0.0;
-  const Vec ref_out =
-      ref_forward(layer, c.batch, inputs, data.weight, data.bias, data.labels, data.mask, &ref_loss);
-  h.forward();
-  EXPECT_LT(relative_error(h.output(), ref_out), tolerance) << "forward";
-  if (h.is_loss()) {
-    EXPECT_NEAR(h.loss(), ref_loss, tolerance * std::abs(ref_loss));
-  }
-  const RefGradients ref = ref_backward(layer, c.batch, inputs, ref_out, data.weight, data.bias,
-                                        data.diff_output, data.labels, data.mask);
-  h.backward();
-  const double data_tolerance = tolerance * static_cast<double>(pooling_overlap(layer));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_LT(relative_error(h.diff_input(i), ref.inputs[i]), data_tolerance)
-        << "backward-data of input " << i;
-  }
-  if (layer.weight_params > 0) {
-    EXPECT_LT(relative_error(h.diff_weight(), ref.weight), tolerance) << "backward-weight";
-  }
-  if (layer.bias_params > 0) {
-    EXPECT_LT(relative_error(h.diff_bias(), ref.bias), tolerance) << "backward-bias";
-  }
+  expect_reference(h, layer, c.batch, data, tolerance,
+                   tolerance * static_cast<double>(pooling_overlap(layer)));
 }
 
 class CpuBf16Ops
